@@ -1,0 +1,110 @@
+"""Command line: ``python -m autograde {release,grade,selfcheck} ...`` (``--help`` on each)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from autograde.course import Course
+
+
+def _course(args) -> Course:
+    kw = {}
+    if args.root:
+        kw["root"] = Path(args.root).resolve()
+    if getattr(args, "cell_timeout", None):
+        kw["cell_timeout"] = args.cell_timeout
+    return Course(**kw)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    # nbgrader runs `alembic` by name: find the one installed beside this interpreter (an unactivated venv).
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    p = argparse.ArgumentParser(prog="python -m autograde", description=__doc__)
+    p.add_argument("--root", help="course root (default: this repository)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("release", help="regenerate notebooks/ and autograde/references/ from solutions/")
+    r.add_argument("assignments", nargs="*")
+    r.add_argument("--check", action="store_true", help="only report stale files; exit 1 if any")
+
+    g = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb into OUT")
+    g.add_argument("submissions")
+    g.add_argument("--out", required=True)
+    g.add_argument("--workers", type=int, default=1)
+    g.add_argument("--assignment", action="append", help="grade only this assignment (repeatable)")
+    g.add_argument("--student", action="append", help="grade only this student (repeatable)")
+    g.add_argument("--force", action="store_true", help="regrade even where inputs did not change")
+    g.add_argument("--wall-s", type=float, default=900.0, help="wall-clock limit per student and assignment")
+    g.add_argument("--memory-gb", type=float, default=4.0, help="kernel address-space limit")
+    g.add_argument("--cell-timeout", type=int, help="seconds per cell (default 120)")
+    g.add_argument("--cluster", help="grade on Dask: local:N | tcp://HOST:PORT | slurm[:JOBS] (docs/scaling.md)")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="run student code as the grader, unverified (only for code you trust; docs/sandbox.md)")
+
+    s = sub.add_parser("selfcheck", help="references score 100%%, untouched notebooks 0, every bug-zoo entry caught")
+    s.add_argument("assignments", nargs="*")
+    s.add_argument("--workers", type=int, default=2)
+    s.add_argument("--min-bugs", type=int, default=5, help="bug-zoo entries required per graded exercise")
+    s.add_argument("--skip-notebooks", action="store_true", help="only the in-process checks (no nbgrader runs)")
+
+    e = sub.add_parser("export", help="rewrite OUT/grades.csv including manual scores entered in formgrader")
+    e.add_argument("out")
+
+    m = sub.add_parser("measure", help="core-seconds: top-to-bottom run vs grading, per notebook")
+    m.add_argument("assignments", nargs="*")
+
+    args = p.parse_args(argv)
+    course = _course(args)
+    t0 = time.perf_counter()
+    if args.cmd == "release":
+        if args.check:
+            from autograde.selfcheck import stale_files
+            stale = stale_files(course, args.assignments or None)
+            for line in stale:
+                print("stale:", line)
+            return 1 if stale else 0
+        from autograde.release import release
+        for path in release(course, args.assignments or None):
+            print("wrote", path)
+        return 0
+    if args.cmd == "grade":
+        from autograde.grade import Limits, grade
+        limits = Limits(wall_s=args.wall_s, memory_bytes=int(args.memory_gb * (1 << 30)),
+                        cell_timeout=args.cell_timeout, sandbox=not args.no_sandbox)
+        if args.cluster:
+            from autograde.cluster import grade_on_cluster
+            records = grade_on_cluster(course, Path(args.submissions), Path(args.out), args.cluster, limits=limits,
+                                       assignments=args.assignment, students=args.student, force=args.force)
+        else:
+            records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
+                            assignments=args.assignment, students=args.student, force=args.force)
+        csv_path = Path(args.out) / "grades.csv"
+        print(f"graded {len(records)} submission(s) in {time.perf_counter() - t0:.1f} s -> {csv_path}")
+        return 0
+    if args.cmd == "selfcheck":
+        from autograde.selfcheck import selfcheck
+        ok = selfcheck(course, args.assignments or None, workers=args.workers, min_bugs=args.min_bugs,
+                       notebooks=not args.skip_notebooks)
+        print(f"selfcheck {'passed' if ok else 'FAILED'} in {time.perf_counter() - t0:.1f} s")
+        return 0 if ok else 1
+    if args.cmd == "export":
+        from autograde.gradebook import export
+        records = export(Path(args.out))
+        print(f"exported {len(records)} row(s) -> {Path(args.out) / 'grades.csv'}")
+        return 0
+    if args.cmd == "measure":
+        from autograde.selfcheck import measure
+        measure(course, args.assignments or None)
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

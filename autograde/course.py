@@ -1,0 +1,149 @@
+"""Where a course's files live, and what its notebooks declare (graded cells, checks they call, demo cells)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO_TAG = "demo"
+HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n?(.*?)### END HIDDEN TESTS", re.S)
+CHECK_CALL = re.compile(r"\b(hidden_check|check)\(\s*['\"]([\w.\-]+)['\"]")
+
+
+@dataclass(frozen=True)
+class Course:
+    """A course root: ``solutions/<id>/<id>.ipynb`` in, ``notebooks/<id>/`` out, checks and references.
+
+    ``pythonpath`` is prepended to ``PYTHONPATH`` in grading kernels and to ``sys.path`` for in-process work
+    (references, selfcheck), so that check packages of a test fixture can live outside the repo.
+    """
+
+    root: Path = REPO
+    visible_package: str = "course_lib.checks"
+    hidden_package: str = "autograde.hidden"
+    references_dir: Path | None = None
+    bugzoo_dir: Path | None = None
+    pythonpath: tuple[Path, ...] = field(default_factory=tuple)
+    cell_timeout: int = 120          # seconds per cell (c.Execute.timeout)
+
+    @property
+    def solutions(self) -> Path:
+        return self.root / "solutions"
+
+    @property
+    def release(self) -> Path:
+        return self.root / "notebooks"
+
+    @property
+    def refs_dir(self) -> Path:
+        return self.references_dir or self.root / "autograde" / "references"
+
+    @property
+    def zoo_dir(self) -> Path:
+        return self.bugzoo_dir or self.root / "autograde" / "bugzoo"
+
+    def assignments(self) -> list[str]:
+        """Assignment ids: folders of solutions/ that hold a notebook."""
+        if not self.solutions.is_dir():
+            return []
+        return sorted(p.name for p in self.solutions.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+    def source_notebooks(self, assignment: str) -> list[Path]:
+        """The instructor notebooks of an assignment."""
+        return sorted((self.solutions / assignment).glob("*.ipynb"))
+
+    def release_notebook(self, assignment: str, notebook: str) -> Path:
+        """The committed student version of a notebook."""
+        return self.release / assignment / f"{notebook}.ipynb"
+
+    def path_entries(self) -> list[str]:
+        """Directories grading kernels and in-process evaluation need on sys.path."""
+        return [str(p) for p in self.pythonpath] + [str(REPO)]
+
+    def ensure_importable(self) -> None:
+        """Put this course's check packages on sys.path of this process."""
+        import sys
+        for p in reversed(self.path_entries()):
+            if p not in sys.path:
+                sys.path.insert(0, p)
+
+    def hidden_registry(self):
+        """The HiddenRegistry of this course (imports the hidden package lazily)."""
+        from autograde.hidden import HIDDEN, HiddenRegistry
+        self.ensure_importable()
+        if self.hidden_package == HIDDEN.package and self.refs_dir == HIDDEN.references_dir:
+            return HIDDEN
+        return HiddenRegistry(self.hidden_package, self.refs_dir)
+
+    def visible_registry(self):
+        """The Registry of visible checks of this course."""
+        from course_lib.checks.engine import VISIBLE, Registry
+        return VISIBLE if self.visible_package == VISIBLE.package else Registry(self.visible_package)
+
+
+def read_notebook(path: Path) -> nbformat.NotebookNode:
+    """Read a notebook as nbformat v4."""
+    return nbformat.read(str(path), as_version=4)
+
+
+def nbg(cell) -> dict:
+    """The cell's nbgrader metadata ({} if none)."""
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def is_grade(cell) -> bool:
+    return bool(nbg(cell).get("grade"))
+
+
+def is_solution(cell) -> bool:
+    return bool(nbg(cell).get("solution"))
+
+
+def is_autograded_test(cell) -> bool:
+    """A code cell with points and no answer in it: its score comes from running it."""
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+def is_demo(cell) -> bool:
+    return DEMO_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def check_calls(nb) -> list[tuple[str, str, str]]:
+    """(grade_id, 'check' | 'hidden_check', check name) for every check call in the notebook's test cells."""
+    out = []
+    for cell in nb.cells:
+        if is_autograded_test(cell):
+            for kind, name in CHECK_CALL.findall(cell.source):
+                out.append((nbg(cell)["grade_id"], kind, name))
+    return out
+
+
+def hidden_lines(nb) -> list[str]:
+    """Non-trivial source lines inside hidden-test blocks (must never reach a student)."""
+    lines = []
+    for cell in nb.cells:
+        for block in HIDDEN_BLOCK.findall(cell.source if cell.cell_type == "code" else ""):
+            lines += [ln.strip() for ln in block.splitlines() if len(ln.strip()) > 8 and not ln.strip().startswith("#")]
+    return lines
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a crash leaves either the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def dump_json(obj) -> str:
+    """Stable JSON text: sorted keys, 1-space indent, trailing newline."""
+    return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

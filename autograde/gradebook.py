@@ -1,0 +1,115 @@
+"""OUT as an nbgrader course: merge per-student gradebooks into OUT/gradebook.db for manual grading, and export.
+
+Each student was graded with a throwaway gradebook (copied to ``OUT/gradebooks/<student>/<assignment>.db``).
+``merge_gradebooks`` copies their automatic scores and comments into ``OUT/gradebook.db`` (created with the
+assignments' definitions by nbgrader's generate_assignment), never overwriting a manual score an instructor
+already entered, and writes ``OUT/nbgrader_config.py`` so that formgrader opened in OUT shows the
+submissions (``OUT/autograded/``). ``export`` rewrites ``OUT/grades.csv`` with the manual scores included.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import warnings
+from pathlib import Path
+
+from autograde.course import Course, write_atomic
+
+
+def _config_text(out: Path, course: Course) -> str:
+    return (
+        "# Written by `python -m autograde grade`: this folder is an nbgrader course for manual grading.\n"
+        "c = get_config()\n"
+        f"c.CourseDirectory.root = {str(out)!r}\n"
+        f"c.CourseDirectory.source_directory = {str(course.solutions)!r}\n"
+        "c.CourseDirectory.autograded_directory = 'autograded'\n"
+        "c.CourseDirectory.feedback_directory = 'feedback'\n"
+        f"c.CourseDirectory.db_url = {'sqlite:///' + str(out / 'gradebook.db')!r}\n"
+    )
+
+
+def _ensure_assignments(out: Path, course: Course, assignments: list[str]) -> None:
+    """Create or update the assignments' definitions in OUT/gradebook.db (nbgrader generate_assignment)."""
+    from traitlets.config import Config
+
+    from nbgrader.apps import NbGraderAPI
+
+    with tempfile.TemporaryDirectory(prefix="autograde-merge-") as tmp:
+        c = Config()
+        c.CourseDirectory.root = str(course.root)
+        c.CourseDirectory.source_directory = str(course.solutions)
+        c.CourseDirectory.release_directory = str(Path(tmp) / "release")
+        c.CourseDirectory.db_url = f"sqlite:///{out / 'gradebook.db'}"
+        api = NbGraderAPI(config=c)
+        for a in assignments:
+            res = api.generate_assignment(a, force=True, create=True)
+            if not res["success"]:
+                raise RuntimeError(f"could not add {a} to {out / 'gradebook.db'}:\n{res.get('error', '')}")
+
+
+def merge_gradebooks(grader, records: list[dict]) -> None:
+    """Copy automatic grades of every graded record into OUT/gradebook.db, then export grades.csv."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out, course = grader.out, grader.course
+    assignments = sorted({r["assignment"] for r in records})
+    if not assignments:
+        return
+    _ensure_assignments(out, course, assignments)
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{out / 'gradebook.db'}") as main:
+        # nbgrader's add_submission trips SQLAlchemy autoflush warnings that do not affect the result
+        warnings.simplefilter("ignore", category=Warning)
+        for r in records:
+            src = out / "gradebooks" / r["student"] / f"{r['assignment']}.db"
+            if not src.exists():  # nothing graded (missing, invalid, wall-clock limit): drop an older result
+                try:
+                    main.remove_submission(r["assignment"], r["student"])
+                except MissingEntry:
+                    pass
+                continue
+            main.update_or_create_student(r["student"])
+            main.update_or_create_submission(r["assignment"], r["student"])
+            with Gradebook(f"sqlite:///{src}") as one:
+                try:
+                    sub = one.find_submission(r["assignment"], r["student"])
+                except MissingEntry:
+                    continue
+                for nb in sub.notebooks:
+                    for g in nb.grades:
+                        tgt = main.find_grade(g.name, nb.name, r["assignment"], r["student"])
+                        tgt.auto_score = g.auto_score
+                        # an instructor's manual score survives regrading; nbgrader flags it for review
+                        tgt.needs_manual_grade = g.needs_manual_grade or tgt.manual_score is not None
+                    for cm in nb.comments:
+                        tgt = main.find_comment(cm.name, nb.name, r["assignment"], r["student"])
+                        tgt.auto_comment = cm.auto_comment
+            main.db.commit()
+    write_atomic(out / "nbgrader_config.py", _config_text(out, course))
+    export(out)
+
+
+def export(out: Path) -> list[dict]:
+    """Rewrite OUT/grades.csv from OUT/details/ plus manual scores entered in OUT/gradebook.db."""
+    from autograde.grade import _finish, write_csv
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out = Path(out)
+    records = [json.loads(p.read_text()) for p in sorted((out / "details").glob("*/*.json"))]
+    db = out / "gradebook.db"
+    if db.exists():
+        with Gradebook(f"sqlite:///{db}") as gb:
+            for r in records:
+                if not (out / "gradebooks" / r["student"] / f"{r['assignment']}.db").exists():
+                    continue
+                try:
+                    sub = gb.find_submission(r["assignment"], r["student"])
+                except MissingEntry:
+                    continue
+                r["score"] = round(float(sub.score), 6)
+                pending = [g.name for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade]
+                r["conditions"] = [c for c in r["conditions"] if c[0] != "needs_manual_grade"]
+                r["conditions"] += [["needs_manual_grade", f"{g!r} is graded by hand"] for g in pending]
+                _finish(r)
+    write_csv(out / "grades.csv", records)
+    return records

@@ -1,0 +1,89 @@
+"""Hidden checks: one module per topic (``autograde/hidden/<topic>.py``) defining ``ASSIGNMENT`` and ``CHECKS``.
+
+A hidden check is a ``course_lib.checks.engine.Check`` whose cases normally carry no expected values: those
+are the outputs of the reference solution (the function ``Check.reference_name`` defined in
+``solutions/<ASSIGNMENT>/<ASSIGNMENT>.ipynb``), stored by ``python -m autograde release`` in
+``autograde/references/<ASSIGNMENT>.json`` (tagged JSON, never pickle). A case that sets ``Case.expected``
+(e.g. a probability vector for a sampler) keeps its own value. In a notebook's test cell::
+
+    ### BEGIN HIDDEN TESTS
+    from autograde.hidden import hidden_check
+    hidden_check("softmax_hidden", softmax)
+    ### END HIDDEN TESTS
+
+Hidden check names must differ from each other across topics (the registry refuses duplicates).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from course_lib.checks.engine import MISSING, Case, Registry, decode, encode, evaluate
+
+FORMAT = 1
+
+
+def case_fingerprint(case: Case) -> str:
+    """sha256 of a case's encoded inputs: a stored expected value is only valid for the same inputs."""
+    blob = json.dumps(encode((tuple(case.args), dict(case.kwargs), case.repeat)), sort_keys=True, allow_nan=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class HiddenRegistry(Registry):
+    """Hidden checks of a package plus the folder of stored reference outputs they compare against."""
+
+    def __init__(self, package: str, references_dir: Path):
+        super().__init__(package)
+        self.references_dir = Path(references_dir)
+        self._refs: dict[str, dict] = {}
+
+    def assignment_of(self, name: str) -> str:
+        """The ASSIGNMENT declared by the module defining hidden check ``name``."""
+        chk, module = self.lookup(name)
+        if not isinstance(getattr(module, "ASSIGNMENT", None), str):
+            raise ValueError(f"{module.__name__} must define ASSIGNMENT = '<assignment id>'")
+        return module.ASSIGNMENT
+
+    def reference_path(self, assignment: str) -> Path:
+        """Where the stored reference outputs of an assignment live."""
+        return self.references_dir / f"{assignment}.json"
+
+    def load_references(self, assignment: str) -> dict:
+        """The stored references of an assignment (read once per registry)."""
+        if assignment not in self._refs:
+            path = self.reference_path(assignment)
+            if not path.exists():
+                raise FileNotFoundError(f"{path} is missing: run `python -m autograde release`")
+            self._refs[assignment] = json.loads(path.read_text())
+        return self._refs[assignment]
+
+    def expected_values(self, name: str, cases: list[Case] | None = None) -> list[Any]:
+        """Decoded expected value of each case of hidden check ``name``; RuntimeError if stale."""
+        chk = self.get(name)
+        cases = chk.cases() if cases is None else cases
+        stored = self.load_references(self.assignment_of(name))["checks"].get(name)
+        stale = f"references for hidden check {name!r} are stale: run `python -m autograde release`"
+        if stored is None or len(stored["cases"]) != len(cases):
+            raise RuntimeError(stale)
+        out = []
+        for case, s in zip(cases, stored["cases"]):
+            if s["label"] != case.label or s["inputs_sha256"] != case_fingerprint(case):
+                raise RuntimeError(stale)
+            if case.raises is not None or case.expected is not MISSING:
+                out.append(case.expected if case.expected is not MISSING else None)
+            else:
+                out.append(decode(s["expected"]))
+        return out
+
+    def hidden_check(self, name: str, fn: Callable) -> None:
+        """Notebook one-liner: run hidden check ``name`` on the student's ``fn``; raise CheckFailed if it fails."""
+        chk = self.get(name)
+        cases = chk.cases()
+        evaluate(chk, fn, self.expected_values(name, cases))
+
+
+HIDDEN = HiddenRegistry(__name__, Path(__file__).resolve().parents[1] / "references")
+hidden_check = HIDDEN.hidden_check

@@ -1,0 +1,222 @@
+"""Before grading: read a submission leniently and rebuild its nbgrader metadata from the release notebook.
+After grading: make a feedback-safe copy (no hidden test source, no hidden lines in tracebacks).
+
+Students' editors drop, duplicate or rewrite cell metadata (Colab round-trips strip ``metadata.nbgrader``),
+so the submission's own nbgrader metadata and tags are never trusted. Each release cell is matched to a
+submission cell by, in order: cell id, identical content, then similarity within the gap between matches.
+Graded, locked and answer cells the student deleted are put back (an answer cell as its unanswered stub).
+Cells the student added (helpers, scratch work) are kept, without nbgrader metadata.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import re
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
+
+from autograde.course import HIDDEN_BLOCK, hidden_lines, nbg
+
+_VALID_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
+
+
+class InvalidNotebook(ValueError):
+    """The submission is not a readable notebook; the message says why."""
+
+
+def _source(x) -> str:
+    if isinstance(x, list) and all(isinstance(s, str) for s in x):
+        return "".join(x)
+    if isinstance(x, str):
+        return x
+    raise InvalidNotebook("a cell's source is neither text nor a list of lines")
+
+
+def parse_submission(raw: bytes) -> list[dict]:
+    """Cells of a submitted notebook as plain dicts (type, source, id, metadata); InvalidNotebook if unreadable."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InvalidNotebook(f"not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise InvalidNotebook("the file is JSON but not a notebook (top level is not an object)")
+    major = data.get("nbformat")
+    if major != 4:
+        try:
+            data = json.loads(nbformat.writes(nbformat.reads(json.dumps(data), as_version=4)))
+        except Exception as e:  # nbformat raises many kinds; all mean "cannot convert"
+            raise InvalidNotebook(f"unsupported notebook format {major!r}: {e}") from None
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        raise InvalidNotebook("the notebook has no list of cells")
+    out = []
+    for i, c in enumerate(cells):
+        if not isinstance(c, dict) or c.get("cell_type") not in ("code", "markdown", "raw"):
+            raise InvalidNotebook(f"cell {i} is not a code, markdown or raw cell")
+        meta = c.get("metadata") if isinstance(c.get("metadata"), dict) else {}
+        out.append({"cell_type": c["cell_type"], "source": _source(c.get("source", "")),
+                    "id": c.get("id") if isinstance(c.get("id"), str) else None, "metadata": meta})
+    return out
+
+
+def _norm(src: str) -> str:
+    return "\n".join(line.rstrip() for line in src.strip().splitlines())
+
+
+def _align(release: list, sub: list[dict]) -> dict[int, int]:
+    """release cell index -> submission cell index, order-preserving."""
+    match: dict[int, int] = {}
+    # 1. cell ids (only unique ones, same type, in increasing order)
+    sub_ids: dict[str, list[int]] = {}
+    for j, c in enumerate(sub):
+        if c["id"]:
+            sub_ids.setdefault(c["id"], []).append(j)
+    last = -1
+    for i, r in enumerate(release):
+        js = sub_ids.get(r.get("id") or "", [])
+        if len(js) == 1 and js[0] > last and sub[js[0]]["cell_type"] == r.cell_type:
+            match[i] = last = js[0]
+
+    def gaps():
+        anchors = [(-1, -1)] + sorted(match.items()) + [(len(release), len(sub))]
+        for (i0, j0), (i1, j1) in zip(anchors, anchors[1:]):
+            if i1 - i0 > 1 and j1 - j0 > 1:
+                yield i0 + 1, i1, j0 + 1, j1
+
+    # 2. identical content inside each gap
+    for i0, i1, j0, j1 in list(gaps()):
+        a = [(release[i].cell_type, _norm(release[i].source)) for i in range(i0, i1)]
+        b = [(sub[j]["cell_type"], _norm(sub[j]["source"])) for j in range(j0, j1)]
+        for blk in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+            for k in range(blk.size):
+                match[i0 + blk.a + k] = j0 + blk.b + k
+    # 3. remaining cells that matter to nbgrader: most similar cell of the same type, in order
+    for i0, i1, j0, j1 in list(gaps()):
+        lo = j0
+        for i in range(i0, i1):
+            r = release[i]
+            if i in match or not nbg(r):
+                continue
+            cands = [j for j in range(lo, j1) if sub[j]["cell_type"] == r.cell_type]
+            if not cands:
+                continue
+            best = max(cands, key=lambda j: (difflib.SequenceMatcher(None, r.source, sub[j]["source"]).ratio(), -j))
+            match[i] = best
+            lo = best + 1
+    return match
+
+
+def rebuild(raw: bytes, release: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[str]]:
+    """The submission as a clean v4 notebook whose nbgrader metadata and tags come from ``release`` only.
+
+    Returns (notebook, notes): notes say what was repaired (for the per-student report).
+    """
+    sub = parse_submission(raw)
+    rel = release.cells
+    match = _align(rel, sub)
+    by_sub = {j: i for i, j in match.items()}
+    notes = []
+    changed = [i for i, r in enumerate(rel)
+               if nbg(r) and (i not in match or sub[match[i]]["metadata"].get("nbgrader") != nbg(r))]
+    if changed:
+        notes.append(f"nbgrader metadata missing or changed on {len(changed)} cell(s): rebuilt from the release")
+    # where to re-insert release cells that nbgrader needs but the submission lacks
+    missing_after: dict[int, list[int]] = {}
+    prev_j = -1
+    for i, r in enumerate(rel):
+        if i in match:
+            prev_j = match[i]
+        elif nbg(r):
+            missing_after.setdefault(prev_j, []).append(i)
+            notes.append(f"cell {nbg(r).get('grade_id')!r} was missing: put back from the release")
+
+    cells = []
+    for i in missing_after.get(-1, []):
+        cells.append(_release_copy(rel[i]))
+    for j, c in enumerate(sub):
+        i = by_sub.get(j)
+        cells.append(_merge(c, rel[i] if i is not None else None))
+        for k in missing_after.get(j, []):
+            cells.append(_release_copy(rel[k]))
+    seen: set[str] = set()
+    for n, cell in enumerate(cells):
+        cid = cell.get("id")
+        if not cid or not _VALID_ID.match(cid) or cid in seen:
+            cid = f"cell-{n}"
+            while cid in seen:
+                cid += "x"
+            cell["id"] = cid
+        seen.add(cid)
+    nb = new_notebook(cells=cells, metadata=copy.deepcopy(release.metadata))
+    nbformat.validate(nb)
+    return nb, notes
+
+
+def _new_cell(cell_type: str, source: str, metadata: dict, cid: str | None):
+    maker = {"code": new_code_cell, "markdown": new_markdown_cell, "raw": new_raw_cell}[cell_type]
+    cell = maker(source=source, metadata=metadata)
+    if cid:
+        cell["id"] = cid
+    return cell
+
+
+def _release_copy(r):
+    meta = copy.deepcopy(dict(r.metadata))
+    return _new_cell(r.cell_type, r.source, meta, r.get("id"))
+
+
+def _merge(c: dict, r) -> nbformat.NotebookNode:
+    meta = {k: copy.deepcopy(v) for k, v in c["metadata"].items()
+            if k not in ("nbgrader", "tags", "deletable", "editable")}
+    source = c["source"]
+    if r is not None:
+        for k in ("nbgrader", "tags", "deletable", "editable"):
+            if k in r.metadata:
+                meta[k] = copy.deepcopy(r.metadata[k])
+        if nbg(r).get("locked") and not nbg(r).get("solution"):
+            source = r.source  # nbgrader restores locked cells too; doing it here keeps matching honest
+    return _new_cell(c["cell_type"], source, meta, c["id"])
+
+
+# ----------------------------------------------------------------------------------------------- feedback
+def feedback_safe(graded: nbformat.NotebookNode, source: nbformat.NotebookNode,
+                  release: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of an autograded notebook fit for the student: hidden tests and their traceback lines removed."""
+    nb = copy.deepcopy(graded)
+    src_by_id = {nbg(c)["grade_id"]: c for c in source.cells if nbg(c).get("grade_id")}
+    rel_by_id = {nbg(c)["grade_id"]: c for c in release.cells if nbg(c).get("grade_id")}
+    secret = hidden_lines(source)
+    for cell in nb.cells:
+        gid = nbg(cell).get("grade_id")
+        if cell.cell_type != "code":
+            continue
+        has_hidden = gid in src_by_id and HIDDEN_BLOCK.search(src_by_id[gid].source)
+        if has_hidden or HIDDEN_BLOCK.search(cell.source):
+            cell.source = rel_by_id[gid].source if gid in rel_by_id else HIDDEN_BLOCK.sub("", cell.source)
+            for out in cell.get("outputs", []):
+                if out.output_type == "error":
+                    out.traceback = [f"{out.ename}: {out.evalue}"]
+        for out in cell.get("outputs", []):
+            _scrub(out, secret)
+    return nb
+
+
+def _scrub(out, secret: list[str]) -> None:
+    def clean(text: str) -> str:
+        for line in secret:
+            text = text.replace(line, "[hidden test]")
+        return text
+    if "text" in out:
+        out.text = clean(out.text)
+    if out.output_type == "error":
+        out.evalue = clean(out.evalue)
+        out.traceback = [clean(t) for t in out.traceback]
+    for key in ("data",):
+        if key in out:
+            for mime, val in list(out[key].items()):
+                if isinstance(val, str):
+                    out[key][mime] = clean(val)
+

@@ -1,0 +1,85 @@
+"""A static scan of a submission for code that tampers with grading. It flags; it never zeroes a grade.
+
+Each flag names a pattern and the cell it was found in, so that an instructor can look. Legitimate code can
+trip a flag (a student exploring `subprocess` out of curiosity): the CSV shows the flags and the status
+asks for a manual look, while the score is still decided by the checks (in and out of the kernel).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# Modules whose attributes a notebook has no business replacing: the libraries the tests compare with.
+GUARDED_MODULES = {"np", "numpy", "torch", "builtins", "math", "sys", "os", "nbgrader", "course_lib", "autograde"}
+FORBIDDEN_IMPORTS = {"sqlite3": "opens databases (the gradebook is one)", "subprocess": "starts processes",
+                     "ctypes": "calls C functions directly", "multiprocessing": "starts processes",
+                     "signal": "changes signal handling", "pty": "starts processes", "nbgrader": "imports the grader"}
+FORBIDDEN_CALLS = {"os._exit": "kills the kernel", "os.kill": "signals other processes", "os.fork": "forks",
+                   "os.system": "runs shell commands", "os.popen": "runs shell commands", "os.execv": "replaces the process",
+                   "os.execvp": "replaces the process", "os.setsid": "escapes the process group",
+                   "get_ipython": "reaches into the kernel", "setattr": "may patch a module"}
+TEXT_PATTERNS = {  # label -> (regex, why)
+    "input/ast transformers": (r"input_transformers|ast_transformers|register_transformer",
+                               "rewrites later cells before they run"),
+    "sys.modules": (r"sys\.modules", "edits the module table"),
+    "gradebook": (r"gradebook|\.db\b", "mentions the gradebook"),
+    "solutions/ or source/": (r"solutions/|/source/|autograded/", "reads instructor or other students' files"),
+}
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def scan_source(source: str) -> list[str]:
+    """Flags (pattern: why) found in one cell's source; a cell that does not parse is scanned as text only."""
+    flags = []
+    for label, (pattern, why) in TEXT_PATTERNS.items():
+        if re.search(pattern, source):
+            flags.append(f"{label}: {why}")
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return flags
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                top = name.split(".")[0]
+                if top in FORBIDDEN_IMPORTS:
+                    flags.append(f"import {top}: {FORBIDDEN_IMPORTS[top]}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for t in targets:
+                name = _dotted(t)
+                if "." in name and name.split(".")[0] in GUARDED_MODULES:
+                    flags.append(f"assigns {name}: patches a library the tests rely on")
+        elif isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name in FORBIDDEN_CALLS:
+                flags.append(f"{name}(): {FORBIDDEN_CALLS[name]}")
+            elif name == "__import__" or name.endswith("import_module"):
+                flags.append(f"{name}(): imports a module by name")
+    return flags
+
+
+def scan_notebook(nb) -> list[str]:
+    """Every flag of every code cell, as 'cell N: flag', in cell order, without duplicates."""
+    out: list[str] = []
+    for i, cell in enumerate(nb.cells):
+        if cell.get("cell_type") != "code":
+            continue
+        for flag in scan_source(cell.get("source", "")):
+            entry = f"cell {i}: {flag}"
+            if entry not in out:
+                out.append(entry)
+    return out

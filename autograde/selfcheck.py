@@ -1,0 +1,275 @@
+"""`selfcheck`: prove the grading of every assignment before students see it.
+
+1. notebooks/ and the stored references are up to date with solutions/ (stored == fresh computation);
+2. in one process: the reference solutions pass every check their notebook calls, and every bug-zoo entry
+   (``autograde/bugzoo/<assignment>/*.py``: a docstring, ``TARGET = "<exercise>"`` and a wrong definition of
+   that function) fails at least one check of its exercise; each graded exercise has ``min_bugs`` entries;
+3. through the real grading pipeline (nbgrader, demo cells skipped): the instructor notebook scores full
+   marks on every autograded test with no error anywhere, also after all its metadata and cell ids were
+   stripped (as Colab does), and the untouched student notebook scores 0 on every autograded test, with no
+   error outside test cells other than NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograde.course import Course, check_calls, read_notebook
+
+
+def stale_files(course: Course, assignments: list[str] | None = None) -> list[str]:
+    """Committed student notebooks or references that differ from what `release` would write now."""
+    from autograde.references import verify_references
+    from autograde.release import stale_release, template
+
+    out = []
+    for a in assignments or course.assignments():
+        out += stale_release(course, template(course, a))
+        out += [f"references: {p}" for p in verify_references(course, a)]
+    return out
+
+
+def _checks_of(course: Course, notebook: Path) -> list[tuple[str, object, object]]:
+    """(kind, check, expected values) for every check the notebook's test cells call."""
+    visible, hidden = course.visible_registry(), course.hidden_registry()
+    out, seen = [], set()
+    for _, kind, name in check_calls(read_notebook(notebook)):
+        if (kind, name) in seen:
+            continue
+        seen.add((kind, name))
+        if kind == "check":
+            chk = visible.get(name)
+            out.append((kind, chk, [c.expected for c in chk.cases()]))
+        else:
+            chk = hidden.get(name)
+            out.append((kind, chk, hidden.expected_values(name)))
+    return out
+
+
+def _target(path: Path) -> str | None:
+    """The literal ``TARGET = "..."`` of a bug-zoo file (read without running it)."""
+    for node in ast.parse(path.read_text()).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", None) == "TARGET"
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return node.value.value
+    return None
+
+
+def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print) -> list[str]:
+    """Problems found by evaluating the reference solutions and the bug zoo against the checks, in-process."""
+    from autograde.references import _grading_env, reference_namespace
+    from course_lib.checks.engine import evaluate
+
+    problems: list[str] = []
+    by_exercise: dict[str, tuple[Path, dict, list]] = {}   # exercise -> (notebook, namespace, its checks)
+    for nb_path in course.source_notebooks(assignment):
+        checks = _checks_of(course, nb_path)
+        if not checks:
+            continue
+        ns = reference_namespace(course, nb_path)
+        with _grading_env(nb_path.parent, course.path_entries()):
+            for kind, chk, expected in checks:
+                fn = ns.get(chk.exercise)
+                r = evaluate(chk, fn, expected, raise_on_fail=False, quiet=True)
+                if not r.passed:
+                    problems.append(f"reference solution fails {kind} {chk.name!r}:\n{r.message}")
+                by_exercise.setdefault(chk.exercise, (nb_path, ns, []))[2].append((chk, expected))
+    counts = {ex: 0 for ex in by_exercise}
+    with _memoized_models():
+        problems += _run_zoo(course, assignment, by_exercise, counts, log)
+    for ex, n in sorted(counts.items()):
+        if n < min_bugs:
+            problems.append(f"exercise {ex!r} of {assignment} has {n} bug-zoo entries (want >= {min_bugs})")
+    return problems
+
+
+class _MemoModel:
+    """A model whose plain calls ``model(idx)`` are computed once per distinct input (selfcheck only).
+
+    Dozens of wrong answers call the same deterministic model on the same texts; memoizing the forward pass
+    makes the bug zoo several times faster without changing any result (outputs are cloned per call).
+    """
+
+    def __init__(self, model):
+        self._model, self._memo = model, {}
+
+    def __call__(self, idx, *args, **kwargs):
+        import torch
+        if args or kwargs or not isinstance(idx, torch.Tensor):
+            return self._model(idx, *args, **kwargs)
+        key = (str(idx.dtype), tuple(idx.shape), idx.detach().cpu().numpy().tobytes(), torch.is_grad_enabled())
+        if key not in self._memo:
+            self._memo[key] = self._model(idx)
+        return self._memo[key].clone()
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+
+@contextlib.contextmanager
+def _memoized_models():
+    from course_lib.checks import engine
+    torch = sys.modules.get("torch")
+    saved = dict(engine._RESOURCE_CACHE)
+    if torch is not None:
+        for name, value in saved.items():
+            if isinstance(value, torch.nn.Module):
+                engine._RESOURCE_CACHE[name] = _MemoModel(value)
+    try:
+        yield
+    finally:
+        engine._RESOURCE_CACHE.clear()
+        engine._RESOURCE_CACHE.update(saved)
+
+
+def _run_zoo(course: Course, assignment: str, by_exercise: dict, counts: dict, log) -> list[str]:
+    """Evaluate each bug-zoo entry against the checks of its exercise; count entries per exercise."""
+    from autograde.references import _grading_env
+    from course_lib.checks.engine import evaluate
+
+    problems = []
+    for entry in sorted((course.zoo_dir / assignment).glob("*.py")):
+        target = _target(entry)
+        if target not in by_exercise:
+            problems.append(f"bug zoo {entry.name}: TARGET={target!r} is not a graded exercise of {assignment} "
+                            f"({sorted(by_exercise)})")
+            continue
+        nb_path, ns, checks = by_exercise[target]
+        bug_ns = dict(ns)  # the wrong function may call the notebook's other (reference) functions
+        with _grading_env(nb_path.parent, course.path_entries()):
+            try:
+                exec(compile(entry.read_text(), str(entry), "exec"), bug_ns)
+            except Exception as e:  # a broken zoo file is a selfcheck failure, not a crash
+                problems.append(f"bug zoo {entry.name}: cannot load: {type(e).__name__}: {e}")
+                continue
+            if bug_ns.get(target) is ns.get(target):
+                problems.append(f"bug zoo {entry.name}: does not define {target!r}")
+                continue
+            caught = [c.name for c, x in checks
+                      if not evaluate(c, bug_ns[target], x, raise_on_fail=False, quiet=True).passed]
+        counts[target] += 1
+        if caught:
+            log(f"  caught {entry.name} ({target}) by {', '.join(caught)}")
+        else:
+            doc = (bug_ns.get("__doc__") or "").strip().splitlines()
+            problems.append(f"bug zoo {entry.name} ({target}) passes every check{': ' + doc[0] if doc else ''}")
+    return problems
+
+
+def check_notebooks(course: Course, assignments: list[str], workers: int = 2, log=print) -> list[str]:
+    """Grade the instructor notebooks (must be perfect) and the untouched student notebooks (must score 0)."""
+    from autograde.grade import grade
+
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="autograde-selfcheck-") as tmp:
+        subs = Path(tmp) / "submitted"
+        for a in assignments:
+            for p in course.source_notebooks(a):
+                (subs / "reference" / a).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(p, subs / "reference" / a / p.name)
+                # the same answers after an editor dropped all metadata and renumbered cell ids (Colab does)
+                nb = json.loads(p.read_text())
+                for i, cell in enumerate(nb["cells"]):
+                    cell["metadata"], cell["id"] = {}, f"stripped-{i}"
+                (subs / "stripped" / a).mkdir(parents=True, exist_ok=True)
+                (subs / "stripped" / a / p.name).write_text(json.dumps(nb))
+                (subs / "untouched" / a).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(course.release_notebook(a, p.stem), subs / "untouched" / a / p.name)
+        try:
+            records = grade(course, subs, Path(tmp) / "out", workers=workers, assignments=assignments, log=log,
+                            merge=False)
+        except RuntimeError as e:  # e.g. solutions/ changed since the staleness check
+            return [str(e)]
+        timings = [json.loads(line) for line in (Path(tmp) / "out" / "timings.jsonl").read_text().splitlines()]
+    for r in records:
+        who, a = r["student"], r["assignment"]
+        if r["status"] not in ("graded", "needs_manual_grade"):
+            problems.append(f"{who} notebook of {a}: status {r['status']}: {r['detail']}")
+        for name, nb in r["notebooks"].items():
+            auto = [t for t in nb["tests"] if t["result"] in ("passed", "failed")]
+            if who in ("reference", "stripped"):
+                problems += [f"{who} {a}/{name}: test {t['grade_id']} scored {t['points']:g}/{t['max_points']:g}: "
+                             f"{t.get('error', '')}" for t in auto if t["points"] != t["max_points"]]
+                problems += [f"{who} {a}/{name}: cell {e['cell']} raised {e['ename']}"
+                             for e in nb["errors_outside_tests"]]
+            else:
+                problems += [f"untouched {a}/{name}: test {t['grade_id']} gives {t['points']:g} free points"
+                             for t in auto if t["points"] != 0]
+                problems += [f"untouched {a}/{name}: cell {e['cell']} raised {e['ename']} "
+                             "(only NotImplementedError allowed)"
+                             for e in nb["errors_outside_tests"] if e["ename"] != "NotImplementedError"]
+    for t in timings:
+        log(f"  grading {t['student']:9s} {t['assignment']}: {t['cpu_s']:.1f} s CPU, {t['wall_s']:.1f} s wall")
+    return problems
+
+
+def selfcheck(course: Course, assignments: list[str] | None = None, workers: int = 2, min_bugs: int = 5,
+              notebooks: bool = True, log=print) -> bool:
+    """Run every check above; print problems; True when there are none."""
+    assignments = assignments or course.assignments()
+    problems = []
+    t0 = time.perf_counter()
+    stale = stale_files(course, assignments)
+    problems += [f"stale: {s} (run `python -m autograde release`)" for s in stale]
+    log(f"release up to date: {not stale} ({time.perf_counter() - t0:.1f} s)")
+    for a in assignments:
+        t0 = time.perf_counter()
+        try:
+            found = check_bugzoo(course, a, min_bugs=min_bugs, log=log)
+        except Exception as e:  # stale references, a check module that does not import, ...: report, go on
+            found = [f"{a}: bug zoo not checked: {type(e).__name__}: {e}"]
+        problems += found
+        log(f"{a}: reference + bug zoo in-process: {len(found)} problem(s) ({time.perf_counter() - t0:.1f} s)")
+    if notebooks and not stale:
+        t0 = time.perf_counter()
+        found = check_notebooks(course, assignments, workers=workers, log=log)
+        problems += found
+        log(f"notebooks through nbgrader: {len(found)} problem(s) ({time.perf_counter() - t0:.1f} s)")
+    for p in problems:
+        log("PROBLEM: " + p)
+    return not problems
+
+
+def _cpu_of(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, int]:
+    """(CPU seconds of the command and its children, wall seconds, exit code)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return ru.ru_utime + ru.ru_stime, time.monotonic() - t0, p.returncode
+
+
+def measure(course: Course, assignments: list[str] | None = None, log=print) -> list[dict]:
+    """Core-seconds to run each instructor notebook top to bottom vs to grade it; printed and returned."""
+    from autograde.grade import grade
+
+    rows = []
+    for a in assignments or course.assignments():
+        for nb in course.source_notebooks(a):
+            with tempfile.TemporaryDirectory(prefix="autograde-measure-") as tmp:
+                env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(course.path_entries()))
+                env.pop("COURSE_GRADING", None)
+                shutil.copytree(nb.parent, Path(tmp) / "run")
+                cpu, wall, rc = _cpu_of([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                                         "--ExecutePreprocessor.timeout=600", "--output", str(Path(tmp) / "out.ipynb"),
+                                         nb.name], env, Path(tmp) / "run")
+                subs = Path(tmp) / "subs" / "reference" / a
+                subs.mkdir(parents=True)
+                shutil.copyfile(nb, subs / nb.name)
+                grade(course, subs.parents[1], Path(tmp) / "graded", assignments=[a], log=lambda *_: None, merge=False)
+                t = json.loads((Path(tmp) / "graded" / "timings.jsonl").read_text().splitlines()[-1])
+            row = {"assignment": a, "notebook": nb.stem, "top_to_bottom_cpu_s": round(cpu, 1),
+                   "top_to_bottom_wall_s": round(wall, 1), "top_to_bottom_ok": rc == 0,
+                   "grading_cpu_s": round(t["cpu_s"], 1), "grading_wall_s": round(t["wall_s"], 1)}
+            rows.append(row)
+            log(json.dumps(row))
+    return rows

@@ -1,0 +1,61 @@
+"""Shared fixtures: the tiny "fx" course (released once per session) and helpers to make submissions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograde.course import REPO, Course
+from autograde.tests.fixture import ASSIGNMENT, make_course
+
+
+def fixture_course(root: Path, cell_timeout: int = 10) -> Course:
+    """The Course object for a fixture course written by make_course(root)."""
+    return Course(root=root, visible_package="fx_checks", hidden_package="fx_hidden",
+                  references_dir=root / "pylib" / "fx_hidden" / "references", bugzoo_dir=root / "bugzoo",
+                  pythonpath=(root / "pylib",), cell_timeout=cell_timeout)
+
+
+@pytest.fixture(scope="session")
+def fx_course(tmp_path_factory) -> Course:
+    """The fixture course, released (notebooks/ + references written). ~8 s."""
+    from autograde.release import release
+    root = make_course(tmp_path_factory.mktemp("fxcourse"))
+    course = fixture_course(root)
+    release(course, log=lambda *_: None)
+    return course
+
+
+def student_notebook(course: Course, answers: dict[str, str] | None = None) -> dict:
+    """The released fx notebook as JSON, with answer cells (by grade_id) replaced."""
+    nb = json.loads(course.release_notebook(ASSIGNMENT, ASSIGNMENT).read_text())
+    for cell in nb["cells"]:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if answers and gid in answers:
+            cell["source"] = answers[gid]
+    return nb
+
+
+def submit(folder: Path, student: str, nb: dict | bytes | str) -> Path:
+    """Write a submission in nbgrader's layout: folder/<student>/fx/fx.ipynb."""
+    path = folder / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(nb, dict):
+        path.write_text(json.dumps(nb, indent=1))
+    elif isinstance(nb, str):
+        path.write_text(nb)
+    else:
+        path.write_bytes(nb)
+    return path
+
+
+def digest(folder: Path) -> dict[str, str]:
+    """sha256 of every file under folder, by relative path (to prove that grading changed no submission)."""
+    import hashlib
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+REAL_ASSIGNMENTS = Course().assignments() if (REPO / "solutions").is_dir() else []

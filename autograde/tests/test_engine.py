@@ -1,0 +1,188 @@
+"""The check engine (course_lib.checks.engine): codec, comparators, failure messages, statistics. ~2 s."""
+
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib.checks.engine import (
+    Case, Check, CheckFailed, Generator, Outcome, Registry, Resource, allclose, decode, dumps, encode,
+    encode_cases, evaluate, exact, judge, loads, multinomial_fit, run_cases, run_encoded, set_equal,
+)
+
+
+def _cases():
+    return [Case((torch.zeros(4),), label="uniform", expected=torch.full((4,), 0.25)),
+            Case((torch.tensor([1000.0, 999.0]),), label="huge",
+                 expected=torch.tensor([1 / (1 + math.exp(-1)), 1 / (1 + math.e)]))]
+
+
+SOFTMAX = Check("softmax", "softmax", _cases, allclose(rtol=1e-5, atol=1e-7), hint="subtract the max")
+
+
+def test_codec_round_trips_every_supported_type():
+    values = [None, True, 0, -(2**70), 1.5, math.nan, math.inf, -math.inf, "µ", [1, [2.0]], (1, (2,)),
+              {"a": 1, "$b": 2}, {1: "x", (2, 3): "y"}, {3, 1, 2}, frozenset(), b"\x00\xff",
+              np.float32(0.1), np.int64(7), np.array([[1.5, np.nan], [np.inf, -0.0]], dtype=np.float32),
+              np.arange(5, dtype=np.int16), torch.tensor([0.1, math.nan, -math.inf]),
+              torch.arange(6).reshape(2, 3), torch.tensor([True, False]), torch.tensor(2.5, dtype=torch.float64),
+              torch.tensor([1.0, 2.0], dtype=torch.bfloat16), Resource("model"), Generator(4)]
+    for v in values:
+        text = dumps(v)
+        assert "NaN" not in text and "Infinity" not in text
+        back = loads(text)
+        assert exact()(v if not isinstance(v, frozenset) else set(v), back) is None, (v, back)
+
+
+def test_codec_keeps_float32_bits_and_rejects_unknown_types():
+    x = torch.randn(100, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(loads(dumps(x)), x)
+    with pytest.raises(TypeError):
+        encode(object())
+    with pytest.raises(TypeError):
+        encode(np.array(["a"], dtype=object))
+    for bad in ['{"$pickle": "x"}', '{"$tensor": {"dtype": "float32", "shape": [3], "data": [1.0]}}',
+                '{"$a": 1, "b": 2}', "NaN"]:
+        with pytest.raises((ValueError, KeyError)):
+            loads(bad)
+
+
+def test_allclose_messages_say_what_is_wrong():
+    cmp = allclose(rtol=1e-5, atol=1e-8)
+    e = torch.tensor([0.5, 0.5])
+    assert cmp(e, torch.tensor([0.5, 0.5])) is None
+    assert "wrong shape: expected (2,), got (1, 2)" in cmp(e, e.reshape(1, 2))
+    assert "wrong dtype: expected torch.float32, got torch.float64" in cmp(e, e.double())
+    assert "expected a torch.Tensor, got list" in cmp(e, [0.5, 0.5])
+    assert "got nan at index 1" in cmp(e, torch.tensor([0.5, math.nan]))
+    msg = cmp(e, torch.tensor([0.5, 0.6]))
+    assert "1 of 2 values differ" in msg and "index 1" in msg and "0.6" in msg
+    assert cmp(2.0, torch.tensor(2.0)) is None  # a 0-d tensor is accepted where a number is expected
+    assert "expected 2, got 2.1" in cmp(2.0, 2.1)
+    assert cmp(math.inf, math.inf) is None and cmp(math.nan, math.nan) is None
+    assert cmp({"p": [1.0, (2.0,)]}, {"p": [1.0, (2.0,)]}) is None
+    assert "at ['p'][1][0]" in cmp({"p": [1.0, (2.0,)]}, {"p": [1.0, (2.5,)]})
+
+
+def test_exact_and_set_equal():
+    assert exact()([1, 2, 3], [1, 2, 3]) is None
+    assert "position 1" in exact()([1, 2, 3], [1, 5, 3])
+    assert exact()(1, 1.0) is not None  # an int answer is not a float answer
+    assert exact()(torch.tensor([1, 2]), torch.tensor([1, 2])) is None
+    assert "dtype" in exact()(torch.tensor([1, 2]), torch.tensor([1, 2], dtype=torch.int32))
+    assert set_equal()([3, 1], torch.tensor([1, 3])) is None
+    assert "missing [3]" in set_equal()([3, 1], [1, 2])
+    assert "duplicate" in set_equal()([1, 2], [1, 1, 2])
+
+
+def test_student_errors_mutation_and_wrong_types_are_reported(tmp_path):
+    src = tmp_path / "student.py"
+    src.write_text("import torch\n"
+                   "def crash(x):\n    return x / undefined_name\n"
+                   "def mutate(x):\n    x -= x.max()\n    return torch.exp(x) / torch.exp(x).sum()\n"
+                   "def naive(x):\n    return torch.exp(x) / torch.exp(x).sum()\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import student
+    finally:
+        sys.path.remove(str(tmp_path))
+    with pytest.raises(CheckFailed) as e:
+        evaluate(SOFTMAX, student.crash)
+    assert "raised NameError" in str(e.value) and "return x / undefined_name" in str(e.value)
+    assert "Hint: subtract the max" in str(e.value)
+    r = evaluate(SOFTMAX, student.mutate, raise_on_fail=False)
+    assert [f[0] for f in r.failures] == ["huge"] and "modified its input (argument 1)" in r.failures[0][1]
+    r = evaluate(SOFTMAX, student.naive, raise_on_fail=False)
+    assert "nan" in r.failures[0][1] and "overflow" in r.failures[0][1]
+    assert not evaluate(SOFTMAX, 3, raise_on_fail=False).passed
+    assert evaluate(SOFTMAX, lambda x: torch.softmax(x, -1), quiet=True).passed
+
+
+def test_out_of_process_path_matches_in_process():
+    """Encode inputs -> run student code -> JSON outcomes -> judge: same verdict as evaluate()."""
+    def naive(x):
+        return torch.exp(x) / torch.exp(x).sum()
+    cases = SOFTMAX.cases()
+    outcomes = [Outcome.from_json(d) for d in json.loads(run_encoded(naive, encode_cases(cases)))]
+    remote = judge(SOFTMAX, cases, outcomes, [c.expected for c in cases])
+    local = evaluate(SOFTMAX, naive, raise_on_fail=False)
+    assert remote.failures == local.failures and not remote.passed
+
+
+def test_multinomial_fit_false_fail_bound_is_exact_for_a_binomial():
+    """Sum the Binomial(n, p) mass of every count the comparator rejects: it must be <= 1e-6."""
+    cmp, n, p = multinomial_fit(false_fail=1e-6), 400, 0.3
+    expected = [1 - p, p]
+    rejected_mass = 0.0
+    for c in range(n + 1):
+        if cmp(expected, [1] * c + [0] * (n - c)) is not None:
+            rejected_mass += math.comb(n, c) * p**c * (1 - p) ** (n - c)
+    assert 0 < rejected_mass <= 1e-6
+    # and it has power: a sampler off by 0.15 is caught at n = 400 (0.1 is not: n * KL = 9 < log(4e6))
+    assert cmp(expected, [1] * 180 + [0] * 220) is not None
+
+
+def test_multinomial_fit_with_torch_sampling_and_zero_probabilities():
+    probs = torch.tensor([0.5, 0.3, 0.2, 0.0])
+    g = torch.Generator().manual_seed(0)
+    cmp = multinomial_fit()
+    assert all(cmp(probs, torch.multinomial(probs, 5000, True, generator=g)) is None for _ in range(20))
+    assert cmp(probs, torch.multinomial(torch.tensor([0.45, 0.35, 0.2, 0]), 5000, True, generator=g)) is not None
+    assert "probability is 0" in cmp(probs, [0, 3])
+    assert "out of range" in cmp(probs, [7])
+    # repeat > 1: a list of 1-element tensors, one per call
+    chk = Check("s", "s", lambda: [Case((probs, Generator(1)), label="r", expected=probs, repeat=3000)], cmp)
+    assert evaluate(chk, lambda p, generator: torch.multinomial(p, 1, generator=generator), quiet=True).passed
+
+
+def test_registry_finds_checks_and_rejects_duplicates(tmp_path, monkeypatch):
+    pkg = tmp_path / "fakechecks"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    body = ("from course_lib.checks.engine import Case, Check, exact\n"
+            "CHECKS = [Check('twice', 'twice', lambda: [Case((2,), label='2', expected=4)], exact())]\n")
+    (pkg / "a.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg = Registry("fakechecks")
+    assert reg.get("twice").exercise == "twice"
+    with pytest.raises(KeyError, match="known: \\['twice'\\]"):
+        reg.get("thrice")
+    (pkg / "b.py").write_text(body)
+    with pytest.raises(ValueError, match="defined in both"):
+        Registry("fakechecks").get("twice")
+
+
+def test_raises_case_passes_only_on_that_exception_in_and_out_of_process():
+    def cases():
+        return [Case((-1.0,), label="T=-1 must raise", raises="ValueError")]
+
+    chk = Check("temp", "temp", cases, exact())
+
+    class Negative(ValueError):
+        pass
+
+    def good(t):
+        raise ValueError("T must be >= 0")
+
+    def subclass(t):
+        raise Negative("still a ValueError")
+
+    def wrong_type(t):
+        raise TypeError("no")
+
+    def silent(t):
+        return torch.tensor([0.5, 0.5])
+
+    for fn, ok in [(good, True), (subclass, True), (wrong_type, False), (silent, False)]:
+        direct = judge(chk, cases(), run_cases(chk, fn), [None])
+        outcomes = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases())))]
+        crossed = judge(chk, cases(), outcomes, [None])
+        assert direct.passed is ok and crossed.passed is ok, (fn.__name__, direct.message, crossed.message)
+    msg = judge(chk, cases(), run_cases(chk, silent), [None]).message
+    assert "expected your function to raise ValueError" in msg and "torch.Tensor of shape (2,)" in msg
+    assert "expected ValueError, but your function raised TypeError" in \
+        judge(chk, cases(), run_cases(chk, wrong_type), [None]).message
+    evaluate(chk, good, quiet=True)    # a raises case needs no expected value

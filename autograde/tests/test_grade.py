@@ -1,0 +1,209 @@
+"""Grading sample submissions of the fixture assignment end to end (nbgrader, real kernels).
+
+Slow by nature (a grading run costs ~6 s of CPU per student): one folder of twelve students graded with two
+workers (~40 s on 2 cores), two of them again with one worker (~10 s), one wall-clock-limit case (~4 s).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograde.course import REPO
+from autograde.grade import Limits, grade
+from autograde.tests.conftest import REAL_ASSIGNMENTS, digest, student_notebook, submit
+
+CORRECT = {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n",
+           "a_why": "Because 2x = x + x by distributivity."}
+LIMITS = Limits(wall_s=120, memory_bytes=2 << 30)
+
+
+def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
+    """Write the sample submissions; return student -> (expected score, expected status)."""
+    submit(folder, "correct", student_notebook(course, CORRECT))
+    submit(folder, "untouched", student_notebook(course))
+    # right for numbers (the visible check passes), wrong for arrays (a hidden case fails)
+    submit(folder, "wrong", student_notebook(course, {**CORRECT, "double": "def double(x):\n    return 2 * float(x)\n"}))
+    submit(folder, "loop", student_notebook(course, {**CORRECT, "double": "def double(x):\n    while True:\n        pass\n"}))
+    submit(folder, "exit", student_notebook(course, {**CORRECT, "double": "import os\ndef double(x):\n    os._exit(3)\n"}))
+    fill = "def square(x):\n    hog = [bytearray(100 << 20) for _ in range(60)]  # 6 GB\n    return x * x\n"
+    submit(folder, "memory", student_notebook(course, {**CORRECT, "square": fill}))
+    stripped = student_notebook(course, CORRECT)
+    for i, cell in enumerate(stripped["cells"]):
+        cell["metadata"], cell["id"] = {}, f"colab{i}"
+    submit(folder, "stripped", stripped)
+    text = json.dumps(student_notebook(course, CORRECT))
+    submit(folder, "invalid", text[: len(text) // 2])
+    logging_ = {**CORRECT, "double": "import logging, sys, warnings\ndef double(x):\n    logging.warning('doubling %s', x)\n"
+                "    print('debug', file=sys.stderr)\n    warnings.warn('careful')\n    return 2 * x\n"}
+    submit(folder, "logging", student_notebook(course, logging_))
+    renamed = submit(folder, "renamed", student_notebook(course, CORRECT))
+    renamed.rename(renamed.with_name("fx (1).ipynb"))  # as a browser saves a second download
+    sleeper = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(999.25)'])\n"
+    submit(folder, "background", student_notebook(course, {**CORRECT, "square": sleeper + CORRECT["square"]}))
+    (folder / "absent" / "fx").mkdir(parents=True)
+    return {"correct": (3, "needs_manual_grade"), "untouched": (0, "graded"), "wrong": (1, "needs_manual_grade"),
+            "loop": (1, "timeout"), "exit": (1, "kernel_died"), "memory": (2, "memory_limit"),
+            "stripped": (3, "needs_manual_grade"), "invalid": (0, "invalid_notebook"),
+            # `import subprocess` is flagged by the scan (for a look, not a penalty): the score stands
+            "logging": (3, "needs_manual_grade"), "background": (3, "flagged"),
+            "renamed": (3, "needs_manual_grade"), "absent": (0, "missing")}
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def graded(fx_course, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submitted")
+    expected = _samples(fx_course, folder)
+    before = digest(folder)
+    out = tmp_path_factory.mktemp("out")
+    records = grade(fx_course, folder, out, workers=2, limits=LIMITS, log=lambda *_: None)
+    return fx_course, folder, out, expected, before, {r["student"]: r for r in records}
+
+
+def test_each_sample_gets_the_right_score_and_status(graded):
+    _, _, out, expected, _, records = graded
+    got = {r["student"]: (float(r["score"]), r["status"]) for r in _rows(out / "grades.csv")}
+    assert got == {s: (float(sc), st) for s, (sc, st) in expected.items()}
+    assert all(float(r["max_score"]) == 4 for r in _rows(out / "grades.csv"))
+    # the breakdown says which test failed and why
+    loop = records["loop"]["notebooks"]["fx"]["tests"]
+    assert [t["result"] for t in loop] == ["failed", "passed", "needs_manual_grade"]
+    assert loop[0]["error"].startswith("CellTimeoutError")
+    wrong = records["wrong"]["notebooks"]["fx"]["tests"][0]["error"]
+    assert wrong.startswith("CheckFailed: double_hidden: 1 of 2 cases failed") and "case 'array'" in wrong
+    assert "killed the kernel" in records["exit"]["detail"]
+    assert "ran out of memory" in records["memory"]["detail"]
+    assert "not valid JSON" in records["invalid"]["detail"]
+    assert records["renamed"]["notes"][0] == "graded fx (1).ipynb as fx.ipynb"
+
+
+def test_no_process_outlives_its_grading(graded):
+    import psutil
+    leftovers = [p for p in psutil.process_iter(["cmdline"]) if "time.sleep(999.25)" in " ".join(p.info["cmdline"] or [])]
+    assert leftovers == []
+
+
+def test_grading_leaves_shared_folders_to_their_owners(graded):
+    """Regression: sandbox set-up once handed the whole temporary folder to a sandbox user."""
+    import os
+    import tempfile
+    assert os.stat(tempfile.gettempdir()).st_uid == os.getuid()
+    assert all(p.stat().st_uid == os.getuid() for p in Path(tempfile.gettempdir()).iterdir()
+               if p.name.startswith(("pytest-of", "autograde-slots", "autograde-sockets")))
+
+
+def test_submitted_files_are_never_modified(graded):
+    _, folder, _, _, before, _ = graded
+    assert digest(folder) == before
+
+
+def test_feedback_never_shows_hidden_tests(graded):
+    _, _, out, _, _, _ = graded
+    pages = sorted((out / "feedback").rglob("*.html"))
+    assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
+                                            "background", "renamed"}
+    for page in pages:
+        text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+        assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN TESTS" not in text, page
+    wrong = html.unescape(re.sub(r"<[^>]+>", "", (out / "feedback" / "wrong" / "fx" / "fx.html").read_text()))
+    assert "double_hidden: 1 of 2 cases failed" in wrong  # the verdict of the hidden check is shown, not its code
+
+
+def test_one_worker_gives_the_same_results_and_reruns_reuse_them(graded, tmp_path):
+    course, folder, out, _, _, _ = graded
+    subset = tmp_path / "subset"
+    for s in ("correct", "wrong"):
+        shutil.copytree(folder / s, subset / s)
+    out1 = tmp_path / "out1"
+    grade(course, subset, out1, workers=1, limits=LIMITS, log=lambda *_: None)
+    rows2 = [r for r in _rows(out / "grades.csv") if r["student"] in ("correct", "wrong")]
+    assert _rows(out1 / "grades.csv") == rows2
+    for s in ("correct", "wrong"):
+        a = json.loads((out1 / "details" / s / "fx.json").read_text())
+        b = json.loads((out / "details" / s / "fx.json").read_text())
+        a.pop("fingerprint"), b.pop("fingerprint")  # it covers the check modules, which may differ in time
+        assert a == b
+    # a rerun reuses every result (nothing is regraded) and writes the same CSV
+    text = (out1 / "grades.csv").read_text()
+    timings = (out1 / "timings.jsonl").read_text()
+    grade(course, subset, out1, workers=1, limits=LIMITS, log=lambda *_: None)
+    assert (out1 / "grades.csv").read_text() == text and (out1 / "timings.jsonl").read_text() == timings
+
+
+def test_wall_clock_limit(fx_course, tmp_path):
+    submit(tmp_path / "subs", "slow", student_notebook(fx_course, CORRECT))
+    records = grade(fx_course, tmp_path / "subs", tmp_path / "out", limits=Limits(wall_s=2), log=lambda *_: None)
+    assert records[0]["status"] == "timeout" and records[0]["score"] == 0
+    assert "wall-clock limit of 2 s" in records[0]["detail"]
+
+
+def test_manual_scores_entered_in_formgrader_reach_the_csv(graded):
+    from nbgrader.api import Gradebook
+
+    from autograde.gradebook import export
+    _, _, out, _, _, _ = graded
+    assert (out / "nbgrader_config.py").exists() and (out / "autograded" / "correct" / "fx" / "fx.ipynb").exists()
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        g = gb.find_grade("a_why", "fx", "fx", "correct")
+        assert g.auto_score is None and g.needs_manual_grade
+        g.manual_score, g.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    rows = {r["student"]: r for r in _rows(out / "grades.csv")}
+    assert (rows["correct"]["score"], rows["correct"]["status"]) == ("3", "needs_manual_grade")
+    export(out)
+    rows = {r["student"]: r for r in _rows(out / "grades.csv")}
+    assert (rows["correct"]["score"], rows["correct"]["status"]) == ("4", "graded")
+    assert (rows["wrong"]["score"], rows["wrong"]["status"]) == ("1", "needs_manual_grade")
+
+
+@pytest.mark.skipif(not REAL_ASSIGNMENTS, reason="no solutions/ in this checkout")
+def test_command_line_on_the_real_course(tmp_path):
+    """`python -m autograde grade` end to end, on submissions that need no kernel (~10 s)."""
+    import subprocess
+    import sys
+
+    a = REAL_ASSIGNMENTS[0]
+    subs = tmp_path / "submitted"
+    (subs / "nobody" / a).mkdir(parents=True)
+    (subs / "broken" / a).mkdir(parents=True)
+    (subs / "broken" / a / f"{a}.ipynb").write_text('{"cells": [')
+    res = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subs), "--out", str(tmp_path / "out"),
+                          "--assignment", a], capture_output=True, text=True, cwd=REPO)
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = {r["student"]: r for r in _rows(tmp_path / "out" / "grades.csv")}
+    assert rows["nobody"]["status"] == "missing" and rows["broken"]["status"] == "invalid_notebook"
+    assert float(rows["broken"]["max_score"]) > 0 and rows["broken"]["score"] == "0"
+
+
+def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkeypatch):
+    """The harness dies while grading 'memory': everything graded before it is on disk, and reused."""
+    from autograde import grade as grade_module
+    course, folder, out, _, _, _ = graded
+    out2 = tmp_path / "out"  # (out/grades.csv already has a manual score from the test above: compare to truth)
+    shutil.copytree(out / "details", out2 / "details")  # earlier results: the rerun below reuses them
+    (out2 / "details" / "memory").rename(out2 / "details-memory")
+    real = grade_module.Grader._grade
+
+    def crash(self, job, t, raws):
+        if job.student == "memory":
+            raise KeyboardInterrupt("power cut")
+        return real(self, job, t, raws)
+
+    monkeypatch.setattr(grade_module.Grader, "_grade", crash)
+    with pytest.raises(KeyboardInterrupt):
+        grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
+    done = {r["student"] for r in _rows(out2 / "grades.csv")}
+    assert done == {"absent", "background", "correct", "exit", "invalid", "logging", "loop"}  # sorted before 'memory'
+    expected = graded[3]
+    assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))

@@ -1,0 +1,110 @@
+"""Rebuilding nbgrader metadata from the release notebook; feedback without hidden tests. Fast (< 1 s)."""
+
+import copy
+import json
+
+import nbformat
+import pytest
+
+from autograde.course import nbg
+from autograde.sanitize import InvalidNotebook, feedback_safe, parse_submission, rebuild
+from autograde.tests.fixture import source_notebook
+
+
+@pytest.fixture()
+def release():
+    """A release-like notebook: the source with nbgrader's stubs in answer cells."""
+    nb = source_notebook()
+    for cell in nb.cells:
+        if nbg(cell).get("solution") and cell.cell_type == "code":
+            head = cell.source.split("### BEGIN SOLUTION")[0]
+            cell.source = head + "    # YOUR CODE HERE\n    raise NotImplementedError()"
+        if nbg(cell).get("grade") and not nbg(cell).get("solution"):
+            cell.source = cell.source.split("### BEGIN HIDDEN TESTS")[0]
+    return nb
+
+
+def _answered(release):
+    nb = json.loads(json.dumps(release))
+    nb["cells"][2]["source"] = "def double(x):\n    return 2 * x\n"
+    nb["cells"][5]["source"] = "def square(x):\n    return x ** 2\n"
+    return nb
+
+
+def _ids(nb):
+    return [nbg(c).get("grade_id") for c in nb.cells]
+
+
+def test_untouched_notebook_is_rebuilt_identically(release):
+    nb, notes = rebuild(json.dumps(release).encode(), release)
+    assert notes == []
+    assert [c.source for c in nb.cells] == [c.source for c in release.cells]
+    assert [c.metadata for c in nb.cells] == [c.metadata for c in release.cells]
+
+
+def test_stripped_metadata_and_new_ids_are_recovered(release):
+    sub = _answered(release)
+    for i, c in enumerate(sub["cells"]):
+        c["metadata"] = {}
+        c["id"] = f"colab-{i}"
+    nb, notes = rebuild(json.dumps(sub).encode(), release)
+    assert _ids(nb) == _ids(release)
+    assert nb.cells[2].source.endswith("return 2 * x\n") and nb.cells[5].source.endswith("return x ** 2\n")
+    assert "demo" in nb.cells[4].metadata["tags"]
+    assert any("rebuilt" in n for n in notes)
+
+
+def test_forged_metadata_is_not_trusted(release):
+    sub = _answered(release)
+    sub["cells"][3]["source"] = "pass  # student replaced the test"
+    sub["cells"][3]["metadata"]["nbgrader"]["points"] = 100
+    sub["cells"][1]["metadata"]["nbgrader"] = {"grade": True, "grade_id": "bonus", "points": 50, "solution": False}
+    sub["cells"][1]["metadata"]["tags"] = ["demo"]  # would skip the setup cell
+    nb, _ = rebuild(json.dumps(sub).encode(), release)
+    assert _ids(nb) == _ids(release)
+    assert nb.cells[3].source == release.cells[3].source and nbg(nb.cells[3])["points"] == 2
+    assert "tags" not in nb.cells[1].metadata
+
+
+def test_added_moved_and_deleted_cells(release):
+    sub = _answered(release)
+    helper = {"cell_type": "code", "metadata": {}, "source": "def helper(x):\n    return x", "outputs": [],
+              "execution_count": None, "id": "helper"}
+    sub["cells"].insert(2, helper)          # a helper before the answer
+    del sub["cells"][7]                      # the square test cell (index 6 before the insert)
+    dup = copy.deepcopy(sub["cells"][4])     # the double test, duplicated at the end (same id)
+    sub["cells"].append(dup)
+    nb, notes = rebuild(json.dumps(sub).encode(), release)
+    ids = [i for i in _ids(nb) if i]
+    assert ids == [i for i in _ids(release) if i]  # every graded cell exactly once, in order
+    assert any(c.source.startswith("def helper") for c in nb.cells)
+    assert nb.cells[[nbg(c).get("grade_id") for c in nb.cells].index("double")].source.endswith("return 2 * x\n")
+    assert any("test_square" in n for n in notes)
+    assert len({c.id for c in nb.cells}) == len(nb.cells)
+
+
+def test_invalid_submissions_are_named():
+    for raw, why in [(b'{"cells": [', "not valid JSON"), (b"[]", "not a notebook"), (b"\xff\xfe", "not valid JSON"),
+                     (b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": 3}]}', "source"),
+                     (b'{"nbformat": 4}', "no list of cells")]:
+        with pytest.raises(InvalidNotebook, match=why):
+            parse_submission(raw)
+
+
+def test_old_format_is_converted(release):
+    v3 = nbformat.writes(nbformat.convert(nbformat.from_dict(json.loads(json.dumps(release))), 3))
+    nb, _ = rebuild(v3.encode(), release)
+    assert _ids(nb) == _ids(release)
+
+
+def test_feedback_safe_removes_hidden_tests_and_their_traceback_lines(release):
+    source = source_notebook()
+    graded = copy.deepcopy(source)
+    cell = graded.cells[3]
+    cell.outputs = [nbformat.v4.new_output("error", ename="CheckFailed", evalue="double_hidden: 1 of 2 cases failed",
+                                           traceback=["---", "hidden_check('double_hidden', double)", "File engine.py"])]
+    safe = feedback_safe(graded, source, release)
+    text = json.dumps(safe)
+    assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN" not in text
+    assert safe.cells[3].outputs[0].traceback == ["CheckFailed: double_hidden: 1 of 2 cases failed"]
+    assert "check('double', double)" in safe.cells[3].source

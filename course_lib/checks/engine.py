@@ -1,0 +1,792 @@
+"""Data-driven checks: the engine behind every notebook test cell.
+
+A graded exercise is a function the student writes. Its tests are *data*: a `Check` names the exercise,
+produces `Case`s (inputs + a label, optionally an independent expected value) and a comparator that returns
+`None` (pass) or a message saying what is wrong. Because a check is data, it runs in three places:
+
+1. in the student's kernel: ``check("softmax", softmax)`` (visible checks, ``course_lib.checks.<topic>``)
+   and ``hidden_check("softmax", softmax)`` (hidden checks, ``autograde.hidden.<topic>``);
+2. in a fresh process that only runs student code: ``run_encoded(fn, payload) -> json`` (no comparison,
+   no references, no check modules needed: the payload carries the encoded inputs);
+3. in the trusted grader: ``judge(check, outcomes, expected)`` compares decoded outcomes.
+
+Example (a visible-check module, e.g. ``course_lib/checks/logits_softmax.py``)::
+
+    from course_lib.checks.engine import Case, Check, allclose, exact
+
+    ASSIGNMENT = "02_logits_softmax"         # which references file hidden checks of this topic read
+
+    def _softmax_cases() -> list[Case]:
+        return [Case(args=(torch.zeros(4),), label="uniform logits", expected=torch.full((4,), 0.25)),
+                Case(args=(torch.tensor([1000.0, 999.0]),), label="huge logits",
+                     expected=torch.tensor([0.7310586, 0.2689414]))]
+
+    CHECKS = [Check(name="softmax", exercise="softmax", cases=_softmax_cases,
+                    compare=allclose(rtol=1e-5, atol=1e-6),
+                    hint="Subtract the max logit before exp(): exp(1000) overflows to inf.")]
+
+    # notebook test cell:
+    from course_lib.checks import check
+    check("softmax", softmax)        # prints "✓ softmax: 2/2 cases passed", or raises CheckFailed(message)
+
+Hidden checks (``autograde/hidden/<topic>.py``) look the same but leave ``Case.expected`` unset: the expected
+value of each case is the output of the reference solution (the function named ``Check.reference``, default
+``Check.exercise``, defined in ``solutions/<ASSIGNMENT>/<ASSIGNMENT>.ipynb``), stored by
+``python -m autograde release`` in ``autograde/references/<ASSIGNMENT>.json`` with this module's codec.
+
+Rules for check authors:
+- ``cases()`` is deterministic (seed every random input) and cheap; a case's args/kwargs must be encodable
+  by ``encode`` (tensors, arrays, numbers incl. nan/inf, str, lists, tuples, dicts, sets) or be a
+  placeholder: ``Resource("name")`` (e.g. the model, loaded by a loader registered with
+  ``register_resource``) or ``Generator(seed)`` (a fresh seeded ``torch.Generator`` for each case).
+- a comparator is ``compare(expected, got, case) -> str | None``; ``Case.compare`` overrides the check's.
+- statistical comparators state their false-fail probability (``multinomial_fit``: <= 1e-6 per check)
+  and depend only on the returned samples, never on how many random numbers the student's code drew.
+- the student's function is called on deep copies of the inputs; mutating an input is a failure unless
+  ``Check.allow_mutation``.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import importlib
+import json
+import math
+import os
+import pkgutil
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+__all__ = [
+    "MISSING", "Case", "Check", "CheckFailed", "CheckResult", "Outcome", "Registry", "Resource", "Generator",
+    "allclose", "exact", "set_equal", "multinomial_fit", "encode", "decode", "dumps", "loads",
+    "run_cases", "run_encoded", "encode_cases", "judge", "evaluate", "register_resource", "HISTORY",
+]
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()
+"""Sentinel: a case with no independent expected value (hidden checks read it from references)."""
+
+
+# --------------------------------------------------------------------------------------------- data model
+@dataclass(frozen=True)
+class Resource:
+    """Placeholder for a shared, non-serialisable argument (e.g. the model), resolved where the call runs."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Generator:
+    """Placeholder for a fresh ``torch.Generator`` seeded with ``seed``, created once per case."""
+
+    seed: int
+
+
+class Comparator(Protocol):
+    def __call__(self, expected: Any, got: Any, case: "Case") -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the student's function: ``fn(*args, **kwargs)``, called ``repeat`` times.
+
+    With ``repeat > 1`` the outcome value is the list of the ``repeat`` return values (for samplers).
+    With ``raises`` set (an exception class name, e.g. ``"ValueError"``) the case passes only when the
+    function raises that exception or a subclass of it; such a case has no expected value.
+    """
+
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    label: str = ""
+    expected: Any = MISSING
+    compare: Comparator | None = None
+    repeat: int = 1
+    raises: str | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """A named, data-driven test of one exercise (the student's function ``exercise``)."""
+
+    name: str
+    exercise: str
+    cases: Callable[[], list[Case]]
+    compare: Comparator
+    hint: str = ""
+    reference: str | None = None        # reference function in solutions/ (hidden checks); default exercise
+    allow_mutation: bool = False        # True for exercises that are meant to work in place
+
+    @property
+    def reference_name(self) -> str:
+        return self.reference or self.exercise
+
+
+class CheckFailed(AssertionError):
+    """Raised by a notebook test cell when a check fails; its message is written for the student."""
+
+
+@dataclass
+class Outcome:
+    """What the student's function did on one case: a value, or an error message; inputs it mutated."""
+
+    label: str
+    value: Any = None
+    error: str | None = None
+    mutated: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    raised: list[str] = field(default_factory=list)     # class names of the raised exception's MRO
+
+    def to_json(self) -> dict:
+        """Encode for crossing a process boundary (never pickle)."""
+        d = {"label": self.label, "error": self.error, "mutated": self.mutated, "seconds": self.seconds,
+             "raised": self.raised}
+        if self.error is None:
+            try:
+                d["value"] = encode(self.value)
+            except TypeError as e:
+                d["error"] = f"your function returned something that cannot be checked: {e}"
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Outcome":
+        """Inverse of ``to_json``; raises ValueError on malformed input."""
+        if not isinstance(d, dict) or not isinstance(d.get("label"), str):
+            raise ValueError("malformed outcome")
+        err = d.get("error")
+        mutated = d.get("mutated") or []
+        raised = d.get("raised") or []
+        if (not (err is None or isinstance(err, str)) or not all(isinstance(m, str) for m in mutated)
+                or not isinstance(raised, list) or not all(isinstance(r, str) for r in raised)):
+            raise ValueError("malformed outcome")
+        value = decode(d["value"]) if err is None and "value" in d else None
+        return cls(d["label"], value, err, list(mutated), float(d.get("seconds", 0.0)), list(raised))
+
+
+@dataclass
+class CheckResult:
+    """The verdict of one check: per-case failure messages (empty when passed) and a summary message."""
+
+    name: str
+    n_cases: int
+    failures: list[tuple[str, str]]     # (case label, what is wrong)
+    hint: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures and self.n_cases > 0
+
+    @property
+    def message(self) -> str:
+        if self.passed:
+            return f"{self.name}: {self.n_cases}/{self.n_cases} cases passed"
+        if self.n_cases == 0:
+            return f"{self.name}: no cases were run"
+        lines = [f"{self.name}: {len(self.failures)} of {self.n_cases} cases failed"]
+        for label, msg in self.failures[:3]:
+            lines.append(f"  case {label!r}: " + msg.replace("\n", "\n    "))
+        if len(self.failures) > 3:
+            lines.append(f"  ... and {len(self.failures) - 3} more")
+        if self.hint:
+            lines.append(f"Hint: {self.hint}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "passed": self.passed, "n_cases": self.n_cases,
+                "failures": [list(f) for f in self.failures], "message": self.message}
+
+
+# ------------------------------------------------------------------------------------------ tagged codec
+# JSON only: finite floats are JSON numbers (repr round-trips exactly); everything else is a one-key
+# object whose key starts with "$". Plain dicts with str keys not starting with "$" stay plain objects.
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _float_out(x: float) -> Any:
+    if math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def _flat_out(values: list) -> list:
+    return [_float_out(v) if type(v) is float else v for v in values]
+
+
+def _flat_in(values: list) -> list:
+    return [_NONFINITE[v] if isinstance(v, str) else v for v in values]
+
+
+def encode(x: Any) -> Any:
+    """Encode a value as JSON-compatible data; raises TypeError for anything not in the tagged codec."""
+    t = type(x)
+    if x is None or t is bool or t is int or t is str:
+        return x
+    if t is float:
+        return x if math.isfinite(x) else {"$float": _float_out(x)}
+    if t is list:
+        return [encode(v) for v in x]
+    if t is tuple:
+        return {"$tuple": [encode(v) for v in x]}
+    if t is dict:
+        if all(type(k) is str and not k.startswith("$") for k in x):
+            return {k: encode(v) for k, v in x.items()}
+        return {"$dict": [[encode(k), encode(v)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        items = [encode(v) for v in x]
+        return {"$set": sorted(items, key=lambda e: json.dumps(e, sort_keys=True))}
+    if t is bytes:
+        return {"$bytes": base64.b64encode(x).decode()}
+    if t is Resource:
+        return {"$resource": x.name}
+    if t is Generator:
+        return {"$generator": int(x.seed)}
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        if x.is_complex() or x.layout != torch.strided:
+            raise TypeError(f"unsupported tensor (dtype {x.dtype}, layout {x.layout})")
+        flat = x.detach().to("cpu").reshape(-1)
+        if flat.dtype in (torch.bfloat16, torch.float16):
+            flat = flat.float()
+        return {"$tensor": {"dtype": str(x.dtype).removeprefix("torch."), "shape": list(x.shape),
+                            "data": _flat_out(flat.tolist())}}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if t is np.ndarray:
+            if x.dtype.kind not in "biuf":
+                raise TypeError(f"unsupported numpy dtype {x.dtype}")
+            return {"$ndarray": {"dtype": x.dtype.name, "shape": list(x.shape),
+                                 "data": _flat_out(x.reshape(-1).tolist())}}
+        if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            return {"$npscalar": {"dtype": x.dtype.name, "value": _float_out(x.item())
+                                  if x.dtype.kind == "f" else x.item()}}
+    raise TypeError(f"values of type {t.__module__}.{t.__qualname__} are not supported")
+
+
+def decode(j: Any) -> Any:
+    """Inverse of ``encode``; raises ValueError on anything that ``encode`` cannot have produced."""
+    t = type(j)
+    if j is None or t in (bool, int, str, float):
+        return j
+    if t is list:
+        return [decode(v) for v in j]
+    if t is not dict:
+        raise ValueError(f"unexpected JSON value of type {t.__name__}")
+    if len(j) == 1:
+        (k, v), = j.items()
+        if k.startswith("$"):
+            return _decode_tagged(k, v)
+    if any(k.startswith("$") for k in j):
+        raise ValueError("malformed tagged value")
+    return {k: decode(v) for k, v in j.items()}
+
+
+def _decode_tagged(tag: str, v: Any) -> Any:
+    if tag == "$float":
+        return _NONFINITE[v]
+    if tag == "$tuple":
+        return tuple(decode(e) for e in v)
+    if tag == "$dict":
+        return {_hashable(decode(k)): decode(e) for k, e in v}
+    if tag == "$set":
+        return {_hashable(decode(e)) for e in v}
+    if tag == "$bytes":
+        return base64.b64decode(v)
+    if tag == "$resource":
+        return Resource(str(v))
+    if tag == "$generator":
+        return Generator(int(v))
+    if tag in ("$tensor", "$ndarray"):
+        shape, data, dtype = tuple(int(s) for s in v["shape"]), _flat_in(v["data"]), str(v["dtype"])
+        if math.prod(shape) != len(data):
+            raise ValueError("tensor data does not match its shape")
+        if tag == "$tensor":
+            import torch
+            return torch.tensor(data, dtype=getattr(torch, dtype)).reshape(shape)
+        import numpy as np
+        return np.array(data, dtype=np.dtype(dtype)).reshape(shape)
+    if tag == "$npscalar":
+        import numpy as np
+        val = v["value"]
+        return np.dtype(v["dtype"]).type(_NONFINITE[val] if isinstance(val, str) else val)
+    raise ValueError(f"unknown tag {tag}")
+
+
+def _hashable(x: Any) -> Any:
+    if isinstance(x, (list, dict, set)):
+        raise ValueError("unhashable key in encoded dict/set")
+    return x
+
+
+def dumps(x: Any) -> str:
+    """``encode`` then a strict ``json.dumps`` (no NaN literals), stable key order."""
+    return json.dumps(encode(x), allow_nan=False)
+
+
+def loads(s: str) -> Any:
+    """Strict ``json.loads`` (rejects NaN/Infinity literals) then ``decode``."""
+    def reject(c: str) -> None:
+        raise ValueError(f"non-standard JSON constant {c}")
+    return decode(json.loads(s, parse_constant=reject))
+
+
+# ----------------------------------------------------------------------------------------- comparators
+def _kind(x: Any) -> str:
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        return "tensor"
+    np = sys.modules.get("numpy")
+    if np is not None and type(x) is np.ndarray:
+        return "ndarray"
+    if type(x) in (int, float) or (np is not None and isinstance(x, np.generic)):
+        return "number"
+    return type(x).__name__
+
+
+def _describe(x: Any) -> str:
+    k = _kind(x)
+    if k == "tensor":
+        return f"a torch.Tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
+    if k == "ndarray":
+        return f"a numpy array of shape {x.shape} and dtype {x.dtype}"
+    r = repr(x)
+    return f"{type(x).__name__} {r[:80] + '...' if len(r) > 80 else r}"
+
+
+def _as_f64(x: Any):
+    import numpy as np
+    if _kind(x) == "tensor":
+        x = x.detach().to("cpu")
+        if x.dtype in (_torch().bfloat16, _torch().float16):
+            x = x.float()
+        return x.numpy().astype(np.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _idx(i: tuple) -> str:
+    return str(i[0]) if len(i) == 1 else str(tuple(int(a) for a in i))
+
+
+@dataclass(frozen=True)
+class allclose:
+    """Numbers/arrays/tensors equal within ``|got - expected| <= atol + rtol * |expected|``.
+
+    Checks the container kind (tensor vs numpy vs number), shape and (``check_dtype``) dtype first;
+    nan in expected must be nan in got; reports nan/inf the student produced separately from plain
+    mismatches. Lists, tuples and dicts are compared element-wise.
+    """
+
+    rtol: float = 1e-5
+    atol: float = 1e-8
+    check_dtype: bool = True
+
+    def __call__(self, expected: Any, got: Any, case: Case | None = None) -> str | None:
+        return self._cmp(expected, got, "")
+
+    def _cmp(self, exp: Any, got: Any, where: str) -> str | None:
+        at = f" at {where}" if where else ""
+        ke, kg = _kind(exp), _kind(got)
+        if ke in ("list", "tuple"):
+            if type(got) is not type(exp):
+                return f"expected a {ke}{at}, got {_describe(got)}"
+            if len(got) != len(exp):
+                return f"expected {len(exp)} items{at}, got {len(got)}"
+            for i, (e, g) in enumerate(zip(exp, got)):
+                if (m := self._cmp(e, g, f"{where}[{i}]")) is not None:
+                    return m
+            return None
+        if ke == "dict":
+            if type(got) is not dict:
+                return f"expected a dict{at}, got {_describe(got)}"
+            if set(got) != set(exp):
+                return f"dict keys{at}: expected {sorted(map(str, exp))}, got {sorted(map(str, got))}"
+            for k in exp:
+                if (m := self._cmp(exp[k], got[k], f"{where}[{k!r}]")) is not None:
+                    return m
+            return None
+        if ke == "number":
+            if kg == "tensor" and got.ndim == 0 or kg == "ndarray" and got.ndim == 0:
+                got = got.item()
+            elif kg != "number" or type(got) is bool:
+                return f"expected a number{at}, got {_describe(got)}"
+            return self._values(_as_f64(exp).reshape(1), _as_f64(got).reshape(1), at, scalar=True)
+        if ke in ("tensor", "ndarray"):
+            if kg != ke:
+                want = "a torch.Tensor" if ke == "tensor" else "a numpy array"
+                return f"expected {want}{at}, got {_describe(got)}"
+            if tuple(got.shape) != tuple(exp.shape):
+                return f"wrong shape{at}: expected {tuple(exp.shape)}, got {tuple(got.shape)}"
+            if self.check_dtype and got.dtype != exp.dtype:
+                return f"wrong dtype{at}: expected {exp.dtype}, got {got.dtype}"
+            return self._values(_as_f64(exp), _as_f64(got), at, scalar=False)
+        return exact()(exp, got)
+
+    def _values(self, e, g, at: str, scalar: bool) -> str | None:
+        import numpy as np
+        bad_nonfinite = ~np.isfinite(g) & ~(np.isnan(e) & np.isnan(g)) & ~(np.isinf(e) & (e == g))
+        if bad_nonfinite.any():
+            i = tuple(np.argwhere(bad_nonfinite)[0])
+            where = "" if scalar else f" at index {_idx(i)}"
+            n = int(bad_nonfinite.sum())
+            tail = "" if scalar else f" ({n} of {g.size} values are nan/inf)"
+            return (f"got {_fmt(g[i])}{where}{at}, expected {_fmt(e[i])}{tail}; "
+                    "look for an overflow (exp of a large number), 0/0, or log(0)")
+        close = np.isclose(g, e, rtol=self.rtol, atol=self.atol, equal_nan=True)
+        if close.all():
+            return None
+        with np.errstate(invalid="ignore"):  # inf - inf where both are inf of the same sign
+            err = np.where(close, 0.0, np.abs(g - e))
+        i = tuple(np.unravel_index(int(np.argmax(err)), err.shape))
+        if scalar:
+            return f"expected {_fmt(e[i])}, got {_fmt(g[i])}{at} (tolerance rtol={self.rtol}, atol={self.atol})"
+        return (f"{int((~close).sum())} of {g.size} values differ{at}; worst at index {_idx(i)}: "
+                f"expected {_fmt(e[i])}, got {_fmt(g[i])} (tolerance rtol={self.rtol}, atol={self.atol})")
+
+
+def _same(a: Any, b: Any) -> bool:
+    ka, kb = _kind(a), _kind(b)
+    if ka != kb:
+        return False
+    if ka == "tensor":
+        torch = _torch()
+        return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a.cpu(), b.cpu())
+                                                                  or torch.isnan(a).any() and
+                                                                  torch.equal(a.nan_to_num(0), b.nan_to_num(0))
+                                                                  and torch.equal(a.isnan(), b.isnan()))
+    if ka == "ndarray":
+        import numpy as np
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    if ka == "number" or type(a) is not type(b):
+        return type(a) is type(b) and (a == b or (a != a and b != b))
+    if ka in ("list", "tuple"):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if ka == "dict":
+        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+@dataclass(frozen=True)
+class exact:
+    """Exactly equal, same type (ints, strings, token-id lists, integer tensors, ...)."""
+
+    def __call__(self, expected: Any, got: Any, case: Case | None = None) -> str | None:
+        if _same(expected, got):
+            return None
+        if _kind(expected) != _kind(got):
+            return f"expected {_describe(expected)}, got {_describe(got)}"
+        if _kind(expected) in ("tensor", "ndarray") and tuple(expected.shape) != tuple(got.shape):
+            return f"wrong shape: expected {tuple(expected.shape)}, got {tuple(got.shape)}"
+        if _kind(expected) in ("tensor", "ndarray") and expected.dtype != got.dtype:
+            return f"wrong dtype: expected {expected.dtype}, got {got.dtype}"
+        if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)):
+            if len(expected) != len(got):
+                return f"expected {len(expected)} items, got {len(got)}: expected {_short(expected)}, got {_short(got)}"
+            i = next(i for i, (a, b) in enumerate(zip(expected, got)) if not _same(a, b))
+            return f"first difference at position {i}: expected {_short(expected[i])}, got {_short(got[i])}"
+        return f"expected {_short(expected)}, got {_short(got)}"
+
+
+def _short(x: Any) -> str:
+    r = repr(x)
+    return r if len(r) <= 120 else r[:117] + "..."
+
+
+def _to_list(x: Any) -> list | None:
+    k = _kind(x)
+    if k in ("tensor", "ndarray"):
+        return x.reshape(-1).tolist()
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return list(x)
+    return None
+
+
+@dataclass(frozen=True)
+class set_equal:
+    """Same elements in any order (e.g. the indices kept by top-k); duplicates in ``got`` are an error."""
+
+    def __call__(self, expected: Any, got: Any, case: Case | None = None) -> str | None:
+        e, g = _to_list(expected), _to_list(got)
+        if g is None:
+            return f"expected a collection, got {_describe(got)}"
+        if len(set(g)) != len(g):
+            return f"got duplicate elements: {_short(sorted(g))}"
+        if set(e) == set(g):
+            return None
+        missing, extra = sorted(set(e) - set(g)), sorted(set(g) - set(e))
+        return f"missing {_short(missing)}, unexpected {_short(extra)}"
+
+
+def _kl(q: float, p: float) -> float:
+    """KL(Bernoulli(q) || Bernoulli(p)), for the Chernoff bound."""
+    out = 0.0
+    if q > 0:
+        out += q * math.log(q / p)
+    if q < 1:
+        out += (1 - q) * math.log((1 - q) / (1 - p))
+    return out
+
+
+@dataclass(frozen=True)
+class multinomial_fit:
+    """Samples (token ids) drawn from the expected probability vector, within a Chernoff bound.
+
+    ``expected`` is a probability vector over ids 0..V-1; ``got`` is a 1-D sequence of sampled ids (or,
+    with ``Case.repeat``, a list of single ids / 1-element tensors). Fails if an id has probability 0, or
+    if for any id the count c out of n satisfies n * KL(c/n || p) > log(2V / false_fail). By the Chernoff
+    bound each tail has probability <= false_fail / (2V), so a correct sampler fails with probability
+    <= false_fail (union bound over 2V tails), whatever random numbers it draws and however many.
+    """
+
+    false_fail: float = 1e-6
+
+    def __call__(self, expected: Any, got: Any, case: Case | None = None) -> str | None:
+        p = _as_f64(expected).reshape(-1).tolist()
+        flat: list = []
+        for v in (got if isinstance(got, list) else [got]):
+            vals = _to_list(v)
+            flat.extend(vals if vals is not None else [v])
+        if not flat:
+            return "got no samples"
+        if not all(type(v) is int or (_kind(v) == "number" and float(v).is_integer()) for v in flat):
+            return f"expected integer token ids, got {_short(flat[:5])}"
+        ids = [int(v) for v in flat]
+        V, n = len(p), len(ids)
+        out = [i for i in ids if not 0 <= i < V]
+        if out:
+            return f"sampled id {out[0]} is out of range 0..{V - 1}"
+        counts = [0] * V
+        for i in ids:
+            counts[i] += 1
+        zero = [i for i in range(V) if p[i] == 0 and counts[i] > 0]
+        if zero:
+            return f"sampled id {zero[0]} {counts[zero[0]]} times, but its probability is 0"
+        limit = math.log(2 * V / self.false_fail)
+        worst = max(range(V), key=lambda i: n * _kl(counts[i] / n, p[i]) if p[i] > 0 else 0.0)
+        if p[worst] > 0 and n * _kl(counts[worst] / n, p[worst]) > limit:
+            return (f"id {worst} was sampled {counts[worst]} times out of {n} "
+                    f"(frequency {counts[worst] / n:.4f}), but its probability is {p[worst]:.4f}; "
+                    f"a correct sampler fails this check with probability < {self.false_fail:g}")
+        return None
+
+
+# ----------------------------------------------------------------------------------- running student code
+_RESOURCE_LOADERS: dict[str, Callable[[], Any]] = {}
+_RESOURCE_CACHE: dict[str, Any] = {}
+
+
+def register_resource(name: str, loader: Callable[[], Any]) -> None:
+    """Make ``Resource(name)`` resolvable; the loader runs at most once per process."""
+    _RESOURCE_LOADERS[name] = loader
+
+
+def _resolve(x: Any, fresh: dict) -> Any:
+    if type(x) is Resource:
+        if x.name not in _RESOURCE_CACHE:
+            if x.name not in _RESOURCE_LOADERS:
+                raise KeyError(f"no loader registered for resource {x.name!r}")
+            _RESOURCE_CACHE[x.name] = _RESOURCE_LOADERS[x.name]()
+        return _RESOURCE_CACHE[x.name]
+    if type(x) is Generator:
+        if x not in fresh:
+            import torch
+            fresh[x] = torch.Generator().manual_seed(x.seed)
+        return fresh[x]
+    if type(x) in (list, tuple):
+        return type(x)(_resolve(v, fresh) for v in x)
+    if type(x) is dict:
+        return {k: _resolve(v, fresh) for k, v in x.items()}
+    return x
+
+
+def _is_placeholder(x: Any) -> bool:
+    return type(x) in (Resource, Generator)
+
+
+def _student_frame(tb) -> str:
+    """The innermost traceback line in the student's code (not this engine, not an installed library)."""
+    frames = traceback.extract_tb(tb)
+    here, stdlib = os.path.abspath(__file__), os.path.dirname(os.__file__)
+    chosen = None
+    for fr in frames:
+        fn = fr.filename if fr.filename.startswith("<") else os.path.abspath(fr.filename)
+        if fn == here or "site-packages" in fn or fn.startswith(stdlib):
+            continue
+        chosen = fr
+    if chosen is None:
+        return ""
+    code = (chosen.line or "").strip()
+    where = f"\n  in {chosen.name}(), line {chosen.lineno}"
+    return f"{where}: {code}" if code else where
+
+
+def _call(fn: Callable, case: Case, allow_mutation: bool) -> Outcome:
+    fresh: dict = {}
+    pristine_args, pristine_kwargs = case.args, case.kwargs
+    values = []
+    t0 = time.perf_counter()
+    mutated: list[str] = []
+    try:
+        args = _resolve(copy.deepcopy(pristine_args), fresh)
+        kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
+        for _ in range(case.repeat):
+            values.append(fn(*args, **kwargs))
+        if not allow_mutation:
+            for i, (a, p) in enumerate(zip(args, pristine_args)):
+                if not _is_placeholder(p) and not _same(a, p):
+                    mutated.append(f"argument {i + 1}")
+            for k, p in pristine_kwargs.items():
+                if not _is_placeholder(p) and not _same(kwargs[k], p):
+                    mutated.append(f"argument {k}=")
+    except Exception as e:  # the student's exception is the information we report
+        msg = f"your function raised {type(e).__name__}: {e}{_student_frame(e.__traceback__)}"
+        return Outcome(case.label, error=msg, seconds=time.perf_counter() - t0,
+                       raised=[c.__name__ for c in type(e).__mro__])
+    value = values[0] if case.repeat == 1 else values
+    return Outcome(case.label, value=value, mutated=mutated, seconds=time.perf_counter() - t0)
+
+
+def run_cases(check: Check, fn: Callable, cases: Sequence[Case] | None = None) -> list[Outcome]:
+    """Call ``fn`` on every case of ``check`` (deep-copied inputs); never raises for student errors."""
+    if not callable(fn):
+        msg = f"expected a function, got {_describe(fn)}"
+        return [Outcome(c.label, error=msg) for c in (cases if cases is not None else check.cases())]
+    return [_call(fn, c, check.allow_mutation) for c in (cases if cases is not None else check.cases())]
+
+
+def encode_cases(cases: Sequence[Case], allow_mutation: bool = False) -> str:
+    """The JSON payload a fresh process needs to run student code on these cases (no expected values)."""
+    return json.dumps({"allow_mutation": allow_mutation,
+                       "cases": [{"label": c.label, "args": encode(tuple(c.args)), "kwargs": encode(dict(c.kwargs)),
+                                  "repeat": c.repeat} for c in cases]}, allow_nan=False)
+
+
+def run_encoded(fn: Callable, payload: str) -> str:
+    """Run ``fn`` on the cases of an ``encode_cases`` payload; return the outcomes as JSON text."""
+    p = json.loads(payload)
+    cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]))
+             for c in p["cases"]]
+    outs = [_call(fn, c, bool(p["allow_mutation"])) if callable(fn) else Outcome(c.label, error="not a function")
+            for c in cases]
+    return json.dumps([o.to_json() for o in outs], allow_nan=False)
+
+
+def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expected: Sequence[Any]) -> CheckResult:
+    """Compare outcomes against expected values (one per case) with the check's comparators."""
+    failures: list[tuple[str, str]] = []
+    if len(outcomes) != len(cases) or len(expected) != len(cases):
+        return CheckResult(check.name, len(cases), [("*", "internal error: outcome/case count mismatch")], check.hint)
+    for case, out, exp in zip(cases, outcomes, expected):
+        if out.label != case.label:
+            failures.append((case.label, "internal error: outcome for a different case"))
+            continue
+        if case.raises is not None:
+            if out.error is not None and case.raises in out.raised:
+                continue
+            if out.error is not None:
+                failures.append((case.label, f"expected {case.raises}, but {out.error}"))
+            else:
+                failures.append((case.label, f"expected your function to raise {case.raises}, "
+                                             f"it returned {_describe(out.value)}"))
+            continue
+        if out.error is not None:
+            failures.append((case.label, out.error))
+            continue
+        try:
+            msg = (case.compare or check.compare)(exp, out.value, case)
+        except Exception as e:  # an odd return value must fail the case, not crash the grader
+            msg = (f"your function returned {_describe(out.value)}, which could not be compared "
+                   f"({type(e).__name__}: {e})")
+        if msg is None and out.mutated:
+            msg = (f"your function modified its input ({', '.join(out.mutated)}) in place; "
+                   "work on a copy (x = x.clone()) or use out-of-place operations")
+        if msg is not None:
+            failures.append((case.label, msg))
+    return CheckResult(check.name, len(cases), failures, check.hint)
+
+
+HISTORY: list[CheckResult] = []
+"""Every check evaluated in this process, in order (for a ``check_all()``-style summary)."""
+
+
+def evaluate(check: Check, fn: Callable, expected: Sequence[Any] | None = None, *, raise_on_fail: bool = True,
+             quiet: bool = False) -> CheckResult:
+    """Run and judge ``check`` on ``fn`` in this process; raise ``CheckFailed`` with the message on failure.
+
+    ``expected`` defaults to each case's own ``Case.expected`` (visible checks).
+    """
+    cases = check.cases()
+    if expected is None:
+        missing = [c.label for c in cases if c.expected is MISSING and c.raises is None]
+        if missing:
+            raise ValueError(f"check {check.name!r}: cases {missing} have no expected value")
+        expected = [c.expected for c in cases]
+    result = judge(check, cases, run_cases(check, fn, cases), expected)
+    HISTORY.append(result)
+    if not result.passed and raise_on_fail:
+        raise CheckFailed(result.message) from None
+    if result.passed and not quiet:
+        print("✓ " + result.message)
+    return result
+
+
+# -------------------------------------------------------------------------------------------- registries
+class Registry:
+    """Checks collected from the ``CHECKS`` lists of every module in a package, looked up by name."""
+
+    def __init__(self, package: str):
+        self.package = package
+        self._checks: dict[str, tuple[Check, Any]] | None = None
+
+    def _load(self) -> dict[str, tuple[Check, Any]]:
+        if self._checks is None:
+            found: dict[str, tuple[Check, Any]] = {}
+            pkg = importlib.import_module(self.package)
+            modules = [pkg]  # a plain module holds its own CHECKS; a package's submodules hold theirs
+            if hasattr(pkg, "__path__"):
+                modules = [importlib.import_module(f"{self.package}.{info.name}")
+                           for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name)
+                           if not info.name.startswith("_") and info.name != "engine"]
+            for mod in modules:
+                for chk in getattr(mod, "CHECKS", []):
+                    if chk.name in found:
+                        raise ValueError(f"check {chk.name!r} is defined in both "
+                                         f"{found[chk.name][1].__name__} and {mod.__name__}")
+                    found[chk.name] = (chk, mod)
+            self._checks = found
+        return self._checks
+
+    def get(self, name: str) -> Check:
+        """The check called ``name``; KeyError listing the known names otherwise."""
+        return self.lookup(name)[0]
+
+    def lookup(self, name: str) -> tuple[Check, Any]:
+        """(check, the module that defines it)."""
+        checks = self._load()
+        if name not in checks:
+            raise KeyError(f"no check named {name!r} in {self.package}; known: {sorted(checks)}")
+        return checks[name]
+
+    def all(self) -> list[tuple[Check, Any]]:
+        """Every (check, module) in name order."""
+        return [self._load()[n] for n in sorted(self._load())]
+
+
+VISIBLE = Registry("course_lib.checks")
+
+
+def check(name: str, fn: Callable) -> None:
+    """Notebook one-liner: run the visible check ``name`` on the student's ``fn``; raise CheckFailed if it fails.
+
+    Returns None so a test cell shows only the printed verdict (results are kept in ``HISTORY``).
+    """
+    evaluate(VISIBLE.get(name), fn)
