@@ -1,0 +1,10 @@
+"""Upper triangle: each position sees the future instead of the past.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "causal_mask"
+
+
+def causal_mask(T):
+    return torch.ones(T, T, dtype=torch.bool).triu()

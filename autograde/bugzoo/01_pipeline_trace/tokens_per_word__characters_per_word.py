@@ -1,0 +1,8 @@
+"""Counts characters, not tokens.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+TARGET = "tokens_per_word"
+
+
+def tokens_per_word(enc, text):
+    return len(text) / len(text.split())

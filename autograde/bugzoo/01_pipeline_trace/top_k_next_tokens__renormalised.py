@@ -1,0 +1,16 @@
+"""Softmax over the k largest logits only: the k probabilities sum to 1.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "top_k_next_tokens"
+
+
+def top_k_next_tokens(model, tok, prompt, k=10):
+    device = next(model.parameters()).device
+    idx = torch.tensor([tok.encode(prompt)], device=device)
+    with torch.no_grad():
+        logits = model(idx)[0, -1].float()
+    top = torch.topk(logits, k)
+    probs = torch.softmax(top.values, dim=-1)
+    return [(int(i), float(p)) for i, p in zip(top.indices.tolist(), probs.tolist())]

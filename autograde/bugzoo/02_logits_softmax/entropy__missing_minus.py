@@ -1,0 +1,11 @@
+"""Forgets the minus sign: returns sum p log p <= 0.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "entropy"
+
+
+def entropy(probs):
+    plogp = torch.where(probs > 0, probs * torch.log(probs), torch.zeros_like(probs))
+    return plogp.sum(dim=-1)

@@ -1,0 +1,16 @@
+"""In-place division (logits /= T): the caller's logits change.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "apply_temperature"
+
+
+def apply_temperature(logits, T):
+    if T < 0:
+        raise ValueError("T must be >= 0")
+    if T == 0:
+        logits[logits < logits.amax(dim=-1, keepdim=True)] = float("-inf")
+        return logits
+    logits /= T
+    return logits

@@ -1,0 +1,22 @@
+"""Top-p before top-k: top-p no longer sees the renormalised top-k set.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "process_logits"
+
+
+def process_logits(logits, *, temperature=1.0, top_k=None, top_p=1.0, min_p=0.0, repetition_penalty=1.0,
+                   previous_ids=None):
+    x = logits
+    if repetition_penalty != 1.0 and previous_ids is not None:
+        x = penalize_repeats(x, previous_ids, repetition_penalty)
+
+    x = apply_temperature(x, temperature)
+    if top_p < 1.0:
+        x = top_p_filter(x, top_p)
+    if top_k is not None:
+        x = top_k_filter(x, top_k)
+    if min_p > 0.0:
+        x = min_p_filter(x, min_p)
+    return x

@@ -1,0 +1,14 @@
+"""Removed tokens set to 0 instead of -inf: they keep probability.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "top_k_filter"
+
+
+def top_k_filter(logits, k):
+    if k <= 0:
+        raise ValueError("k must be positive")
+    k = min(k, logits.shape[-1])
+    kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits.masked_fill(logits < kth, 0.0)

@@ -1,0 +1,17 @@
+"""Uses only the first and last points (not a least-squares fit).
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import math
+
+import torch
+
+from course_lib.generate import greedy
+
+TARGET = "fit_exponent"
+
+
+def fit_exponent(ns, times):
+    """Exponent a of times ~ c * ns**a: least-squares slope of log(times) against log(ns)."""
+    x = torch.log(torch.as_tensor(ns, dtype=torch.float64))
+    y = torch.log(torch.as_tensor(times, dtype=torch.float64))
+    return float((y[-1] - y[0]) / (x[-1] - x[0]))

@@ -1,0 +1,19 @@
+"""Fits log(n) against log(t): returns 1/a for clean data.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import math
+
+import torch
+
+from course_lib.generate import greedy
+
+TARGET = "fit_exponent"
+
+
+def fit_exponent(ns, times):
+    """Exponent a of times ~ c * ns**a: least-squares slope of log(times) against log(ns)."""
+    x = torch.log(torch.as_tensor(ns, dtype=torch.float64))
+    y = torch.log(torch.as_tensor(times, dtype=torch.float64))
+    x, y = y, x
+    xc = x - x.mean()
+    return float((xc * (y - y.mean())).sum() / (xc * xc).sum())

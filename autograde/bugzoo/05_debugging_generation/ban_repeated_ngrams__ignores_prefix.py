@@ -1,0 +1,17 @@
+"""Bans every token that ever ended an n-gram, whatever the current prefix.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "ban_repeated_ngrams"
+
+
+def ban_repeated_ngrams(logits, ids, n):
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    out = logits.clone()
+    for r in range(ids.shape[0]):
+        row = ids[r].tolist()
+        for i in range(len(row) - n + 1):
+            out[r, row[i + n - 1]] = float("-inf")
+    return out

@@ -1,0 +1,19 @@
+"""Tries periods from max_period downwards: returns the longest period that repeats, not the shortest.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+import torch
+
+TARGET = "find_cycle"
+
+
+def find_cycle(ids, max_period=50, min_repeats=2):
+    ids = [int(t) for t in ids]
+    for s in range(max_period, 0, -1):
+        if s * min_repeats > len(ids):
+            continue
+        k = 0
+        while k + s < len(ids) and ids[-1 - k] == ids[-1 - k - s]:
+            k += 1
+        if (k + s) // s >= min_repeats:
+            return s, (k + s) // s
+    return 0, 0

@@ -1,0 +1,180 @@
+"""Hidden checks for notebook 05 (debugging generation): many generated cases per exercise.
+
+Expected values are the reference solutions' outputs (solutions/05_debugging_generation), stored by
+`python -m autograde release` in autograde/references/05_debugging_generation.json.
+
+Inputs come from one seeded stream per exercise:
+- token sequences over small vocabularies (2-12 ids, so n-grams repeat by chance), some with a planted tail
+  cycle of period 1-30 that may be cut mid-cycle, and near misses (one token of the cycle changed);
+- logits: batches of 1-4 rows over 2-40 tokens, continuous values, heavy ties, -inf entries and zeros, in
+  float32, float16, bfloat16 and float64;
+- histories [B, L] with L from 0 to 40 and prompt_len from 0 to L; windows None, 0 or 1-L+3.
+No case depends on rounding at a threshold: the steps compare a logit with 0 (exact) and count integers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from course_lib.checks.debugging_generation import cycle_pair, logits_match, number_close, raises_case
+from course_lib.checks.engine import Case, Check
+
+ASSIGNMENT = "05_debugging_generation"
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+KINDS = ["normal", "ties", "neg_inf", "zeros"]
+
+
+def _g(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _int(g: torch.Generator, lo: int, hi: int) -> int:
+    """An integer in [lo, hi] (inclusive)."""
+    return int(torch.randint(lo, hi + 1, (), generator=g))
+
+
+def _seq(g: torch.Generator, length: int, vocab: int) -> list[int]:
+    return torch.randint(0, vocab, (length,), generator=g).tolist()
+
+
+def _logits(g: torch.Generator, B: int, V: int, dtype: torch.dtype, kind: str) -> torch.Tensor:
+    """Seeded logits [B, V] of one kind; every row keeps at least one finite entry."""
+    x = torch.randn(B, V, generator=g, dtype=torch.float64) * float(torch.empty(()).uniform_(0.5, 5.0, generator=g))
+    if kind == "ties":
+        x = torch.round(x)
+    elif kind == "neg_inf":
+        mask = torch.rand(B, V, generator=g) < 0.3
+        mask[:, _int(g, 0, V - 1)] = False
+        x = x.masked_fill(mask, -math.inf)
+    elif kind == "zeros":
+        x = x.masked_fill(torch.rand(B, V, generator=g) < 0.3, 0.0)
+    return x.to(dtype)
+
+
+def _dtype_kind(i: int) -> tuple[torch.dtype, str]:
+    return DTYPES[i % len(DTYPES)], KINDS[(i // len(DTYPES)) % len(KINDS)]
+
+
+def _history(g: torch.Generator, B: int, V: int, L: int) -> torch.Tensor:
+    """[B, L] ids; half the rows end in a repeat of an earlier stretch, so n-gram bans happen."""
+    h = torch.randint(0, V, (B, L), generator=g)
+    for r in range(B):
+        if L >= 4 and bool(torch.rand((), generator=g) < 0.5):
+            span = _int(g, 2, L // 2)
+            start = _int(g, 0, L - 2 * span)
+            h[r, L - span:] = h[r, start:start + span].clone()
+    return h
+
+
+# ------------------------------------------------------------------------------------------ exercise 1
+def _cycle_cases() -> list[Case]:
+    g, cases = _g(501), []
+    for i in range(40):
+        vocab = _int(g, 2, 12)
+        head = _seq(g, _int(g, 0, 12), vocab)
+        period = _int(g, 1, 30 if i % 3 else 6)
+        block = _seq(g, period, vocab)
+        reps = _int(g, 1, 5)
+        cut = _int(g, 0, period - 1)                          # stop mid-cycle
+        ids = head + block * reps + block[:cut]
+        kw: dict = {}
+        if i % 4 == 1:
+            kw["min_repeats"] = _int(g, 2, 4)
+        if i % 5 == 2:
+            kw["max_period"] = _int(g, 1, 12)
+        if i % 7 == 3 and len(ids) > 2:
+            j = _int(g, 0, len(ids) - 2)                      # near miss: change one token before the end
+            ids[j] = (ids[j] + 1) % vocab
+        cases.append(Case((ids,), kw, label=f"{len(ids)} ids over {vocab} symbols, planted period {period} x {reps}"
+                                             f"{' + ' + str(cut) if cut else ''}" + (f" {kw}" if kw else "")))
+    for n in [0, 1, 2, 3]:
+        cases.append(Case(([4] * n,), label=f"{n} copies of one token"))
+    cases.append(Case((torch.tensor([1, 2, 3, 1, 2, 3, 1, 2, 3]),), label="1-D LongTensor, period 3 x 3"))
+    return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases]
+
+
+def _rate_cases() -> list[Case]:
+    g, cases = _g(502), []
+    for i in range(30):
+        vocab = _int(g, 2, 10)
+        ids = _seq(g, _int(g, 0, 40), vocab)
+        n = _int(g, 1, 5)
+        cases.append(Case((ids, n), label=f"{len(ids)} ids over {vocab} symbols, n={n}"))
+    cases.append(Case((torch.tensor([3, 3, 4, 3, 3, 4]), 2), label="1-D LongTensor, n=2"))
+    cases.append(Case(([9, 8, 7], 3), label="exactly one n-gram"))
+    return [Case(c.args, c.kwargs, c.label, compare=number_close()) for c in cases] + \
+        raises_case("ValueError", [1, 2, 3], -1, label="n=-1 must raise ValueError")
+
+
+# ------------------------------------------------------------------------------------------ exercise 2
+def _rp_cases() -> list[Case]:
+    g, cases = _g(503), []
+    for i in range(32):
+        dtype, kind = _dtype_kind(i)
+        B, V = _int(g, 1, 4), _int(g, 2, 40)
+        L = _int(g, 0, 40)
+        x = _logits(g, B, V, dtype, kind)
+        h = _history(g, B, V, L)
+        penalty = [0.5, 0.9, 1.2, 1.5, 2.0, 3.0][i % 6]
+        kw: dict = {}
+        if i % 2:
+            kw["prompt_len"] = _int(g, 0, L)
+            kw["count_prompt"] = bool(i % 4 == 1)
+        if i % 3 == 0:
+            kw["window"] = _int(g, 0, L + 3)
+        rtol = 1e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-6
+        cases.append(Case((x, h, penalty), kw, compare=logits_match(rtol=rtol),
+                          label=f"{kind} {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, penalty {penalty} {kw}"))
+    return cases + raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1]]), -1.0,
+                               label="penalty -1 must raise ValueError")
+
+
+def _pf_cases() -> list[Case]:
+    g, cases = _g(504), []
+    for i in range(32):
+        dtype, kind = _dtype_kind(i)
+        B, V = _int(g, 1, 4), _int(g, 2, 40)
+        L = _int(g, 0, 40)
+        x = _logits(g, B, V, dtype, kind)
+        h = _history(g, B, V, L)
+        kw = {"presence": round(float(torch.empty(()).uniform_(-2, 2, generator=g)), 3),
+              "frequency": round(float(torch.empty(()).uniform_(-2, 2, generator=g)), 3),
+              "prompt_len": _int(g, 0, L)}
+        if i % 5 == 4:
+            del kw["presence"]
+        rtol, atol = (1e-2, 2e-2) if dtype in (torch.float16, torch.bfloat16) else (1e-6, 1e-5)
+        cases.append(Case((x, h), kw, compare=logits_match(rtol=rtol, atol=atol),
+                          label=f"{kind} {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, {kw}"))
+    return cases
+
+
+# ------------------------------------------------------------------------------------------ exercise 4
+def _ngram_cases() -> list[Case]:
+    g, cases = _g(505), []
+    for i in range(40):
+        dtype, kind = _dtype_kind(i)
+        kind = "normal" if kind == "ties" else kind          # bans do not depend on the logits' values
+        B, V = _int(g, 1, 4), _int(g, 2, 12)
+        L = _int(g, 0, 40)
+        n = _int(g, 1, 5)
+        x = _logits(g, B, V, dtype, kind)
+        h = _history(g, B, V, L)
+        cases.append(Case((x, h, n), label=f"{str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, n={n}"))
+    return [Case(c.args, c.kwargs, c.label, compare=logits_match()) for c in cases] + \
+        raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1, 2]]), 0, label="n=0 must raise ValueError")
+
+
+CHECKS = [
+    Check("find_cycle_hidden", "find_cycle", _cycle_cases, cycle_pair,
+          hint="try periods 1, 2, ... in order; the periodic tail may end mid-cycle; count whole copies."),
+    Check("repetition_rate_hidden", "repetition_rate", _rate_cases, number_close(),
+          hint="count n-grams already seen earlier in the same sequence, divided by the number of n-grams."),
+    Check("repetition_penalty_hidden", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
+          hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
+    Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-5),
+          hint="counts over ids[:, prompt_len:] per row; subtract counts * frequency + (counts > 0) * presence."),
+    Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams", _ngram_cases, logits_match(),
+          hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),
+]

@@ -1,0 +1,160 @@
+"""Hidden checks for notebook 04 (generation loop, KV cache, cost fits, beam search).
+
+Expected values are the reference solutions' outputs (solutions/04_generation_loop), stored by
+`python -m autograde release` in autograde/references/04_generation_loop.json. Inputs:
+- `generate_loop`: the seeded tiny transformer (`course_lib.checks.generation_loop.tiny_lm`) on batches of
+  1-4 prompts of lengths 1-12, with EOS ids, token stops and text stops (a toy tokenizer spelling each id
+  as two letters, so two-token stop strings straddle a token boundary), a shifted step, max_new_tokens 0-9;
+- `attend_with_cache`: random shapes (batch 1-3, 1-12 query heads, groups 1-4, T 1-6, 0-20 cached
+  positions, head_dim 4-32), float32 and float64, and large scores (x 30, where a missing 1/sqrt scale or a
+  missing max-subtraction shows);
+- `kv_cache_bytes`: other models and precisions (GPT-2 small, Mistral-7B-like, batch sizes, int8);
+- `fit_exponent`: seeded noisy power laws (multiplicative noise, 4-9 points, exponents 0-3);
+- `beam_search`: seeded random bigram tables (V = 6, two near-uniform rows) with widths 1-4, lengths 1-5,
+  length penalties 0, 0.6, 1, 1.5.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, register_resource
+from course_lib.checks.generation_loop import (
+    TableLM, ToyTokenizer, attention_inputs, attention_out, beam_result, generations, int_exact,
+)
+
+ASSIGNMENT = "04_generation_loop"
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _pair_tokenizer() -> ToyTokenizer:
+    """Id i spells two letters, e.g. 0 -> "aa", 27 -> "bb": stops like "ab" straddle two tokens."""
+    return ToyTokenizer([LETTERS[(i // 26) % 26] + LETTERS[i % 26] for i in range(256)])
+
+
+def _random_tables() -> list[TableLM]:
+    g = torch.Generator().manual_seed(404)
+    out = []
+    for _ in range(4):
+        logits = torch.randn(6, 6, generator=g, dtype=torch.float64) * 1.5
+        logits[int(torch.randint(0, 6, (), generator=g))] *= 0.2       # one near-uniform row
+        out.append(TableLM(logits.log_softmax(-1)))
+    return out
+
+
+_TABLES: list[TableLM] = []
+
+
+def _table(i: int) -> TableLM:
+    if not _TABLES:
+        _TABLES.extend(_random_tables())
+    return _TABLES[i]
+
+
+def _letter_tokenizer() -> ToyTokenizer:
+    """Id i spells one letter, LETTERS[i % 26]."""
+    return ToyTokenizer([LETTERS[i % 26] for i in range(256)])
+
+
+register_resource("nb04_pair_tokenizer", _pair_tokenizer)
+register_resource("nb04_letter_tokenizer", _letter_tokenizer)
+for _i in range(4):
+    register_resource(f"nb04_table_{_i}", lambda i=_i: _table(i))
+
+
+def _gen_cases() -> list[Case]:
+    lm, g, tok = Resource("nb04_tiny_lm"), Resource("nb04_greedy"), Resource("nb04_pair_tokenizer")
+    rng = torch.Generator().manual_seed(7)
+    cases = []
+    for i in range(8):
+        B = int(torch.randint(1, 5, (), generator=rng))
+        prompts = [torch.randint(0, 256, (int(torch.randint(1, 13, (), generator=rng)),), generator=rng).tolist()
+                   for _ in range(B)]
+        n = int(torch.randint(0, 10, (), generator=rng))
+        kw = {}
+        if i % 2 == 0:
+            kw["eos_id"] = int(torch.randint(0, 256, (), generator=rng))
+        if i in (1, 4, 5, 7):   # text stops: two letters across a boundary, and one inside a token
+            pair = ["ab", "ba", "cd", "q"][i % 4]
+            kw.update(stop_sequences=[pair, "zz", [int(torch.randint(0, 256, (), generator=rng))]], tokenizer=tok)
+        cases.append(Case((lm, prompts, n, g), kw, label=f"tiny model, batch {B}, {n} tokens, {sorted(kw)}"))
+    cases.append(Case((lm, [[5, 17], [1, 2, 3, 4, 5, 6, 7, 8, 9]], 6, Resource("nb04_shifted_step")),
+                      label="tiny model, shifted step, batch of lengths 2 and 9"))
+    cases.append(Case((lm, [[200, 3, 99, 41, 7]], 8, g), dict(stop_sequences=[[117, 180]], eos_id=84),
+                      label="tiny model, token stop [117, 180] comes before EOS 84"))
+    cases.append(Case((lm, [[200, 3, 99, 41, 7], [5, 17]], 8, Resource("nb04_needs_generator")),
+                      dict(generator=Generator(3), eos_id=84), label="generator passed on, batch of 2"))
+    # Text stops that only appear when several tokens are decoded together: with one letter per token, the
+    # stop is the letters of greedy tokens 3 and 4 of a row (found with course_lib.generate), so it straddles.
+    prompts = [[5, 17], [200, 3, 99, 41, 7], [1, 2, 3, 4, 5, 6, 7, 8, 9]]
+    from course_lib.checks.engine import _resolve
+    from course_lib.generate import generate
+    outs = generate(_resolve(lm, {}), prompts, 6, stop_tokens=(), progress=False)
+    letter = _letter_tokenizer()
+    for r, o in enumerate(outs):
+        stop = letter.decode(o[2:4])
+        cases.append(Case((lm, prompts, 8, g), dict(stop_sequences=[stop], tokenizer=Resource("nb04_letter_tokenizer")),
+                          label=f"one letter per token, text stop {stop!r} straddling tokens 3-4 of row {r}"))
+    cases.append(Case((lm, [[10, 20, 30]], 9, g), dict(stop_sequences=["nosuch", [1, 1, 1]], tokenizer=tok),
+                      label="stops that never occur: runs to max_new_tokens"))
+    return cases
+
+
+def _attention_cases() -> list[Case]:
+    rng = torch.Generator().manual_seed(11)
+    cases = []
+    for i in range(10):
+        nkv = int(torch.randint(1, 4, (), generator=rng))
+        group = int(torch.randint(1, 5, (), generator=rng))
+        B, T = int(torch.randint(1, 4, (), generator=rng)), int(torch.randint(1, 7, (), generator=rng))
+        past, hd = int(torch.randint(0, 21, (), generator=rng)), [4, 8, 16, 32][i % 4]
+        dtype = torch.float64 if i % 3 == 2 else torch.float32
+        scale = 30.0 if i in (4, 9) else 1.0
+        args = attention_inputs(100 + i, B, nkv * group, nkv, T, past, hd, dtype=dtype, scale=scale)
+        cases.append(Case(args, label=f"B={B} heads={nkv * group}/{nkv} T={T} past={past} hd={hd} {dtype} x{scale:g}"))
+    return cases
+
+
+def _kv_cases() -> list[Case]:
+    return [
+        Case((12, 12, 12, 64, 1024, 4), label="GPT-2 small, 1024 tokens, fp32"),
+        Case((32, 32, 8, 128, 32768, 2), dict(batch_size=4), label="Mistral-7B-like, 32k tokens, fp16, batch 4"),
+        Case((30, 9, 3, 64, 2048, 1), dict(batch_size=16), label="SmolLM2, int8 cache, batch 16"),
+        Case((80, 64, 8, 128, 1, 2), label="70B, one token"),
+        Case((2, 4, 2, 16, 0, 4), label="no tokens yet"),
+    ]
+
+
+def _fit_cases() -> list[Case]:
+    rng = torch.Generator().manual_seed(5)
+    cases = []
+    for i in range(6):
+        k = int(torch.randint(4, 10, (), generator=rng))
+        ns = (2.0 ** torch.arange(k, dtype=torch.float64) * 16).tolist()
+        a = float(torch.rand((), generator=rng, dtype=torch.float64) * 3)
+        noise = torch.exp(torch.randn(k, generator=rng, dtype=torch.float64) * 0.2)
+        ts = (1e-4 * torch.tensor(ns, dtype=torch.float64) ** a * noise).tolist()
+        cases.append(Case((ns, ts), label=f"{k} points, exponent ~{a:.2f}, 20% noise"))
+    return cases
+
+
+def _beam_cases() -> list[Case]:
+    cases = []
+    for i, (b, n, alpha, start) in enumerate([(1, 4, 1.0, 0), (2, 4, 1.0, 1), (3, 5, 1.0, 2), (4, 3, 0.6, 3),
+                                              (2, 5, 0.0, 4), (3, 4, 1.5, 5), (2, 1, 1.0, 0), (4, 5, 1.0, 1)]):
+        eos = 5
+        cases.append(Case((Resource(f"nb04_table_{i % 4}"), [start], b, n, eos), dict(length_penalty=alpha),
+                          label=f"random table {i % 4}, width {b}, {n} tokens, length_penalty {alpha}, start {start}"))
+    return cases
+
+
+CHECKS = [
+    Check(name="generate_loop_hidden", exercise="generate_loop", cases=_gen_cases, compare=generations,
+          hint="Compare with the visible check's cases: padding + mask, per-row finished flags, stops on new tokens."),
+    Check(name="attend_with_cache_hidden", exercise="attend_with_cache", cases=_attention_cases,
+          compare=attention_out(rtol=1e-4, atol=1e-5)),
+    Check(name="kv_cache_bytes_hidden", exercise="kv_cache_bytes", cases=_kv_cases, compare=int_exact),
+    Check(name="fit_exponent_hidden", exercise="fit_exponent", cases=_fit_cases,
+          compare=allclose(rtol=1e-6, atol=1e-6)),
+    Check(name="beam_search_hidden", exercise="beam_search", cases=_beam_cases, compare=beam_result()),
+]

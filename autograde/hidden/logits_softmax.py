@@ -1,0 +1,134 @@
+"""Hidden checks for notebook 02 (logits → probabilities): more and harder cases than the visible ones.
+
+Expected values are the reference solutions' outputs (solutions/02_logits_softmax), stored by
+`python -m autograde release` in autograde/references/02_logits_softmax.json. Tolerances:
+- float32 answers: rtol 1e-5, atol 1e-6 (log-softmax: atol 1e-5, its values reach -1e4); float64 answers:
+  rtol 1e-10, atol 1e-12, so a float64 input must really be computed in float64;
+- sentence log-probabilities under the real model: 2e-3 nats absolute. Correct variants measured on such
+  texts (float64 vs float32 log-softmax, log(softmax), KV-cached token-by-token scoring) differ from the
+  reference by at most 1.5e-4 nats; the smallest bug (off-by-one position) moves the sum by tens of nats.
+  Perplexity: rtol 1e-3 (>= exp(2e-3 / n) - 1 for n >= 2 scored tokens).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from course_lib.checks.engine import Case, Check, Resource, allclose
+# Importing the visible module registers the resources (real model, toy models) and gives its comparators.
+from course_lib.checks.logits_softmax import (
+    LOGPROB_ATOL, PPL_RTOL, entropy_close, logprob_close, probs_close, raises_case, temperature_close,
+)
+
+ASSIGNMENT = "02_logits_softmax"
+
+
+def _g(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _randn(*shape: int, seed: int, scale: float = 1.0, dtype=torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=_g(seed), dtype=dtype) * scale
+
+
+def _with_neg_inf(x: torch.Tensor, seed: int, frac: float = 0.3) -> torch.Tensor:
+    """Mask a random `frac` of the entries to -inf, keeping at least one finite entry per row."""
+    mask = torch.rand(x.shape, generator=_g(seed)) < frac
+    mask[..., 0] = False
+    return x.masked_fill(mask, -math.inf)
+
+
+def _logit_cases(seed: int) -> list[Case]:
+    """Inputs shared by softmax and log_softmax (expected values come from each one's reference)."""
+    return [
+        Case((_randn(3, 7, seed=seed, scale=50, dtype=torch.float64),), label="float64 [3, 7], logits ~ N(0, 50^2)"),
+        Case((_randn(2, 3, 11, seed=seed + 1, scale=1000),), label="float32 [2, 3, 11], logits ~ N(0, 1000^2)"),
+        Case((_randn(5, 5, seed=seed + 2, scale=3) + torch.tensor([0.0, 100, 500, 1000, -1000])[:, None],),
+             label="square [5, 5], each row shifted by a different offset (0 ... 1000)"),
+        Case((torch.tensor([[0.0, -math.inf, 5.0, -math.inf], [-math.inf, -math.inf, 1.0, 1.0]]),),
+             label="rows with several -inf entries"),
+        Case((_with_neg_inf(_randn(4, 9, seed=seed + 3, scale=10), seed + 4),), label="random [4, 9] with -inf masks"),
+        Case((_randn(1, 1024, seed=seed + 5, scale=5),), label="one long row of 1024 logits"),
+        Case((torch.tensor([[42.0]]),), label="a single logit [[42.]]"),
+        Case((torch.tensor([1e4, -1e4, 0.0]),), label="[1e4, -1e4, 0] (float32)"),
+        Case((torch.tensor([0.0, -800.0, -1e300], dtype=torch.float64),), label="float64 [0, -800, -1e300]"),
+        Case((_randn(2, 2, 2, 3, seed=seed + 6, scale=2, dtype=torch.float64),), label="float64 4-D [2, 2, 2, 3]"),
+    ]
+
+
+def _temperature_cases() -> list[Case]:
+    ties = torch.tensor([[1.0, 1, 1, 1, 1], [2, 7, 7, -math.inf, 7], [-math.inf, 0, -math.inf, -math.inf, -math.inf]])
+    x = _randn(3, 6, seed=20, scale=3)
+    cases = [
+        Case((x, 0.7), label="float32 [3, 6] at T=0.7"),
+        Case((_randn(2, 3, 5, seed=21, scale=2, dtype=torch.float64), 1.5), label="float64 [2, 3, 5] at T=1.5"),
+        Case((ties, 0), label="T=0 with ties (all equal, three-way, -inf elsewhere)"),
+        Case((ties.double(), 0.0), label="T=0 with ties, float64"),
+        Case((_randn(2, 3, 4, seed=22), 0), label="T=0 on a [2, 3, 4] batch"),
+        Case((_randn(4, 8, seed=23, scale=10), 1e-6), label="tiny T=1e-6"),
+        Case((torch.tensor([10.0, 9.99, 0.0]), 1e-3), label="T=1e-3 on [10, 9.99, 0]: logits / T up to 1e4"),
+        Case((_randn(2, 5, seed=24, scale=4), 1e4), label="huge T=1e4"),
+        Case((_with_neg_inf(_randn(3, 7, seed=25, scale=3), 26), 3.0), label="-inf entries at T=3"),
+        Case((_with_neg_inf(_randn(3, 7, seed=27, scale=3), 28), 0), label="-inf entries at T=0"),
+        Case((x, 1), label="T given as the int 1"),
+        Case((_randn(1, 1024, seed=29, scale=5), 0.25), label="a row of 1024 logits at T=0.25"),
+    ]
+    cases += raises_case("ValueError", x, -0.5, label="T=-0.5 must raise ValueError")
+    cases += raises_case("ValueError", x, -1e-9, label="T=-1e-9 must raise ValueError")
+    return cases
+
+
+def _entropy_cases() -> list[Case]:
+    p = torch.softmax(_randn(4, 10, seed=30, scale=2), dim=-1)
+    p64 = torch.softmax(_randn(2, 3, 7, seed=31, scale=3, dtype=torch.float64), dim=-1)
+    zeros = torch.softmax(_with_neg_inf(_randn(3, 6, seed=32, scale=2), 33, frac=0.5), dim=-1)  # exact zeros
+    vocab = torch.softmax(_randn(49152, seed=34, scale=4), dim=-1)
+    return [
+        Case((p,), label="float32 [4, 10]"),
+        Case((p64,), label="float64 [2, 3, 7]"),
+        Case((zeros,), label="[3, 6] with exact zeros"),
+        Case((torch.tensor([1 - 1e-7, 1e-7], dtype=torch.float64),), label="float64 near-one-hot [1 - 1e-7, 1e-7]"),
+        Case((torch.eye(5),), label="a batch of one-hot rows (identity [5, 5])"),
+        Case((vocab,), label="a distribution over 49152 tokens"),
+        Case((torch.tensor([1e-45, 1 - 1e-7, 1e-7]),), label="a denormal probability 1e-45"),
+    ]
+
+
+_TEXTS = ["Once upon a time, there was a little robot who loved to paint.",
+          "def add(a, b):\n    return a + b",
+          "Water boils at 100 degrees Celsius at sea level."]
+
+
+def _logprob_cases() -> list[Case]:
+    model, tok = Resource("smollm2_fp32"), Resource("smollm2_tokenizer")
+    cases = [Case((model, tok, t), label=f"SmolLM2, {t!r}") for t in _TEXTS]
+    cases += [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), "2 3"),
+                   label="next-id toy model, shortest scorable text '2 3'")]
+    cases += raises_case("ValueError", model, tok, "", label="empty text: must raise ValueError")
+    return cases
+
+
+def _perplexity_cases() -> list[Case]:
+    model, tok = Resource("smollm2_fp32"), Resource("smollm2_tokenizer")
+    return ([Case((model, tok, t), label=f"SmolLM2, {t!r}") for t in _TEXTS]
+            + [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), "6 7 0 3"),
+                    label="next-id toy model, '6 7 0 3'")])
+
+
+CHECKS = [
+    Check("softmax_hidden", "softmax", lambda: _logit_cases(10), probs_close(),
+          hint="subtract each row's max before exp; keep the input's dtype; work along dim=-1 for any shape."),
+    Check("log_softmax_hidden", "log_softmax", lambda: _logit_cases(10), probs_close(rtol32=1e-5, atol32=1e-5),
+          hint="(x - m) - log(sum(exp(x - m))); never log() a probability; keep the input's dtype."),
+    Check("probs_at_temperature_hidden", "probs_at_temperature", _temperature_cases, temperature_close(),
+          hint="T=0: one-hot of the max in probability space, ties split evenly; T<0: ValueError; tiny T must "
+               "not overflow."),
+    Check("entropy_hidden", "entropy", _entropy_cases, entropy_close(),
+          hint="nats (natural log), 0 * log 0 = 0, along the last dim, keep the dtype."),
+    Check("sequence_logprob_hidden", "sequence_logprob", _logprob_cases, logprob_close(LOGPROB_ATOL),
+          hint="score tokens 2..n with the logits of the previous position; fewer than 2 tokens: ValueError."),
+    Check("perplexity_hidden", "perplexity", _perplexity_cases, allclose(rtol=PPL_RTOL, atol=0),
+          hint="exp(-mean log-prob) over the n - 1 scored tokens."),
+]

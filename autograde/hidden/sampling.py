@@ -1,0 +1,422 @@
+"""Hidden checks for notebook 03 (sampling strategies): many generated cases per exercise.
+
+Expected values are the reference solutions' outputs (solutions/03_sampling), stored by
+`python -m autograde release` in autograde/references/03_sampling.json, except for samplers:
+- `sample`: the expected distribution is the case's own input (independent truth);
+- `sample_next`: the truth is `sample_next_row_probs` in the solutions notebook, the distribution that
+  `sample_next` draws row 0 from (every row of these cases is identical, so one [V] vector per case is stored).
+
+Inputs are seeded random batches of logits of six kinds: continuous, heavy ties (small integers), -inf masks,
+a huge offset (1e4: exp overflows unless the max is subtracted), one dominant token, and extreme values
+(+-3e38 in float32, +-6e4 in float16), in float32, float16, bfloat16 and float64, with 1 to 3 batch dims.
+
+Top-p and min-p cases are drawn again (same seed stream) whenever a token's decision lies within 1e-4 of the
+threshold in exact (float64) arithmetic: there, float32 and float64 implementations may legitimately
+disagree. Cases where a prefix sums to exactly p are written by hand (dyadic probabilities), where every
+correct implementation agrees. Tie choices are accepted by the comparator (see course_lib.checks.sampling).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from course_lib.checks.engine import Case, Check, Generator, exact
+from course_lib.checks.sampling import (
+    FALSE_FAIL, boolean, filtered, log_probs, number_close, raises_case, sampler_fit,
+)
+
+ASSIGNMENT = "03_sampling"
+MARGIN = 1e-4                      # min distance of any top-p / min-p decision from its threshold
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+KINDS = ["normal", "ties", "neg_inf", "huge", "peaked", "extreme"]
+
+
+def _g(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _rand_logits(g: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype, kind: str) -> torch.Tensor:
+    """Seeded logits of one kind (see module docstring); every row keeps at least one finite entry."""
+    V = shape[-1]
+    scale = float(torch.empty(()).uniform_(0.5, 6.0, generator=g))
+    x = torch.randn(shape, generator=g, dtype=torch.float64) * scale
+    if kind == "ties":
+        x = torch.round(x / scale * 1.5)
+    elif kind == "neg_inf":
+        mask = torch.rand(shape, generator=g) < 0.35
+        mask[..., int(torch.randint(0, V, (), generator=g))] = False
+        x = x.masked_fill(mask, -math.inf)
+    elif kind == "huge":
+        x = x + 1e4
+    elif kind == "peaked":
+        x[..., int(torch.randint(0, V, (), generator=g))] += 15.0
+    elif kind == "extreme":
+        big = 6e4 if dtype == torch.float16 else 3e38
+        pick = torch.rand(shape, generator=g)
+        x = torch.where(pick < 0.15, torch.full_like(x, big), torch.where(pick > 0.8, torch.full_like(x, -big), x))
+    return x.to(dtype)
+
+
+def _shape(g: torch.Generator, max_v: int = 40) -> tuple[int, ...]:
+    V = int(torch.randint(2, max_v + 1, (), generator=g))
+    nd = int(torch.randint(0, 3, (), generator=g))
+    return tuple(int(torch.randint(1, 4, (), generator=g)) for _ in range(nd)) + (V,)
+
+
+def _probs64(x: torch.Tensor) -> torch.Tensor:
+    """Exact-ish probabilities of the (dtype-rounded) logits, rows flattened: [R, V] float64."""
+    return torch.softmax(x.double().reshape(-1, x.shape[-1]), dim=-1)
+
+
+def _top_p_margin(x: torch.Tensor, p: float) -> float:
+    probs = torch.sort(_probs64(x), dim=-1, descending=True).values
+    before = probs.cumsum(-1) - probs
+    return float((before - p).abs().min())
+
+
+def _min_p_margin(x: torch.Tensor, min_p: float) -> float:
+    probs = _probs64(x)
+    ratio = probs / probs.amax(dim=-1, keepdim=True)
+    return float((ratio - min_p).abs().min())
+
+
+def _safe(x: torch.Tensor, margin_of, threshold: float) -> torch.Tensor:
+    """``x`` itself, after asserting that no decision of a hand-made case sits on the threshold."""
+    assert margin_of(x, threshold) >= MARGIN, "hand-made case too close to its threshold"
+    return x
+
+
+def _random_cases(seed: int, n: int, make) -> list[Case]:
+    """n cases from `make(g, i) -> Case | None` (None: draw again), all from one seeded stream."""
+    g, out, i = _g(seed), [], 0
+    while len(out) < n:
+        case = make(g, i)
+        if case is not None:
+            out.append(case)
+            i += 1
+    return out
+
+
+def _label(x: torch.Tensor, kind: str, extra: str) -> str:
+    return f"{kind} {str(x.dtype).removeprefix('torch.')} {list(x.shape)}, {extra}"
+
+
+def _kind_dtype(i: int) -> tuple[str, torch.dtype]:
+    return KINDS[i % len(KINDS)], DTYPES[(i // len(KINDS)) % len(DTYPES)]
+
+
+# ------------------------------------------------------------------------------------------ exercise 1
+def _greedy_cases() -> list[Case]:
+    def make(g, i):
+        kind, dtype = _kind_dtype(i)
+        x = _rand_logits(g, _shape(g), dtype, kind)
+        return Case((x,), label=_label(x, kind, "argmax"))
+    return _random_cases(101, 24, make)
+
+
+def _sample_cases() -> list[Case]:
+    g = _g(102)
+    cases = []
+    # One distribution, many rows: Dirichlet-like with exact zeros.
+    for V, zeros in [(10, 3), (6, 0), (25, 10)]:
+        p = -torch.log(torch.rand(V, generator=g))                  # exponential weights
+        p[torch.randperm(V, generator=g)[:zeros]] = 0.0
+        p = (p / p.sum()).float()
+        n = 3000
+        cases.append(Case((p.expand(n, V).clone(), Generator(200 + V)), label=f"[{n}, {V}] identical rows, {zeros} zeros",
+                          expected=p.expand(n, V).clone()))
+    # Three distributions interleaved row by row: every row must get its own random number.
+    d = torch.tensor([[0.6, 0.4, 0.0, 0.0], [0.0, 0.1, 0.1, 0.8], [0.25, 0.25, 0.25, 0.25]], dtype=torch.float64)
+    inter = d.repeat(1000, 1)                                   # rows 0, 1, 2, 0, 1, 2, ...
+    cases.append(Case((inter, Generator(301)), label="float64 [3000, 4]: three distributions interleaved row by row",
+                      expected=inter))
+    # 3-D batch.
+    three = d.float().repeat(500, 1).reshape(500, 3, 4)
+    cases.append(Case((three, Generator(302)), label="3-D batch [500, 3, 4]", expected=three))
+    # A [V] vector, many calls: a Zipf tail over 100 tokens.
+    zipf = torch.tensor([1.0 / r for r in range(1, 101)])
+    zipf = zipf / zipf.sum()
+    cases.append(Case((zipf, Generator(303)), label="Zipf over 100 tokens, [V] vector, 3000 calls", expected=zipf, repeat=3000))
+    # Nearly one-hot with a tiny but nonzero tail.
+    tiny = torch.tensor([1 - 3e-4, 1e-4, 1e-4, 1e-4], dtype=torch.float64)
+    cases.append(Case((tiny.expand(4000, 4).clone(), Generator(304)), label="[1 - 3e-4, 1e-4 x 3], 4000 rows",
+                      expected=tiny.expand(4000, 4).clone()))
+    ff = FALSE_FAIL / len(cases)
+    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
+
+
+# ------------------------------------------------------------------------------------------ exercise 2
+def _top_k_cases() -> list[Case]:
+    def make(g, i):
+        kind, dtype = _kind_dtype(i)
+        x = _rand_logits(g, _shape(g), dtype, kind)
+        k = int(torch.randint(1, x.shape[-1] + 3, (), generator=g))
+        return Case((x, k), label=_label(x, kind, f"k={k}"))
+    cases = _random_cases(103, 36, make)
+    wide = _rand_logits(_g(104), (2, 512), torch.float32, "ties")
+    cases.append(Case((wide, 40), label="ties float32 [2, 512], k=40 (ties at the 40th value)"))
+    cases += raises_case("ValueError", wide, 0, label="k=0 must raise ValueError")
+    cases += raises_case("ValueError", wide, -3, label="k=-3 must raise ValueError")
+    cases += raises_case("ValueError", wide, 2.5, label="k=2.5 must raise ValueError")
+    return cases
+
+
+# ------------------------------------------------------------------------------------------ exercise 3
+def _top_p_cases() -> list[Case]:
+    def make(g, i):
+        kind, dtype = _kind_dtype(i)
+        x = _rand_logits(g, _shape(g), dtype, kind)
+        p = round(float(torch.rand((), generator=g)) * 0.98 + 0.01, 3)
+        m = int(torch.randint(1, 4, (), generator=g)) if i % 3 == 0 else 1
+        if _top_p_margin(x, p) < MARGIN:
+            return None
+        kw = {"min_tokens_to_keep": m} if m != 1 else {}
+        return Case((x, p), kw, label=_label(x, kind, f"p={p}" + (f", min_tokens_to_keep={m}" if kw else "")))
+    cases = _random_cases(105, 40, make)
+    # Exact boundaries: dyadic probabilities (every prefix sum exact in float32; float64 arithmetic on the same
+    # float32 logits lands on the same side, checked) and tied rows (exact in every precision).
+    exact = torch.stack([log_probs([0.25, 0.5, 0.125, 0.125]), log_probs([0.125, 0.125, 0.25, 0.5]),
+                         log_probs([0.5, 0.125, 0.25, 0.125])])
+    for p in (0.5, 0.75, 0.875):
+        cases.append(Case((exact, p), label=f"dyadic rows, p={p}: a prefix sums to exactly p"))
+    cases.append(Case((torch.zeros(3, 8), 0.25), label="eight tied tokens at 1/8, p=0.25: exactly 2 kept"))
+    cases.append(Case((exact.double(), 0.75), label="float64 dyadic rows, p=0.75"))
+    wide = _rand_logits(_g(106), (2, 256), torch.float32, "normal")
+    cases.append(Case((_safe(wide, _top_p_margin, 0.9), 0.9), label="float32 [2, 256], p=0.9"))
+    cases.append(Case((wide, 1.0), label="p=1 keeps all 256"))
+    cases.append(Case((wide, 0.0), {"min_tokens_to_keep": 2}, label="p=0 with min_tokens_to_keep=2"))
+    cases.append(Case((_safe(wide.bfloat16(), _top_p_margin, 0.5), 0.5), label="bfloat16 [2, 256], p=0.5 (compute in float32)"))
+    cases += raises_case("ValueError", wide, -0.1, label="p=-0.1 must raise ValueError")
+    cases += raises_case("ValueError", wide, 1.01, label="p=1.01 must raise ValueError")
+    return cases
+
+
+# ------------------------------------------------------------------------------------------ exercise 4
+def _min_p_cases() -> list[Case]:
+    def make(g, i):
+        kind, dtype = _kind_dtype(i)
+        x = _rand_logits(g, _shape(g), dtype, kind)
+        mp = round(float(torch.rand((), generator=g)) * 0.5, 3)
+        m = int(torch.randint(1, 4, (), generator=g)) if i % 4 == 0 else 1
+        if _min_p_margin(x, mp) < MARGIN:
+            return None
+        kw = {"min_tokens_to_keep": m} if m != 1 else {}
+        return Case((x, mp), kw, label=_label(x, kind, f"min_p={mp}" + (f", min_tokens_to_keep={m}" if kw else "")))
+    cases = _random_cases(107, 30, make)
+    # Ties with the top token are exactly at the threshold for min_p = 1, in any precision.
+    ties = torch.tensor([[1.0, 3.0, 3.0, 0.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0], [5.0, -math.inf, 5.0, 4.0, 4.0]])
+    cases.append(Case((ties, 1.0), label="min_p=1 with tied top tokens: every tied token is kept"))
+    cases.append(Case((ties.bfloat16(), 1.0), {"min_tokens_to_keep": 4}, label="min_p=1, bfloat16, min_tokens_to_keep=4"))
+    cases.append(Case((ties, 0.0), label="min_p=0 keeps all"))
+    wide = _rand_logits(_g(108), (2, 256), torch.float32, "normal")
+    cases.append(Case((_safe(wide, _min_p_margin, 0.05), 0.05), label="float32 [2, 256], min_p=0.05"))
+    cases += raises_case("ValueError", wide, 1.5, label="min_p=1.5 must raise ValueError")
+    return cases
+
+
+# ------------------------------------------------------------------------------------------ exercise 5
+def _temperature_cases() -> list[Case]:
+    temps = [0, 1e-3, 0.7, 1, 3.0, 0.0]
+
+    def make(g, i):
+        kind, dtype = _kind_dtype(i)
+        if kind == "extreme":
+            kind = "huge"  # +-3e38 / T overflows to inf for T < 1: not a meaningful input
+        x = _rand_logits(g, _shape(g), dtype, kind)
+        T = temps[i % len(temps)]
+        tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3}.get(dtype, 1e-6)
+        return Case((x, T), label=_label(x, kind, f"T={T}"), compare=filtered(rtol=tol))
+    cases = _random_cases(109, 24, make)
+    cases += raises_case("ValueError", torch.zeros(3), -0.5, label="T=-0.5 must raise ValueError")
+    return cases
+
+
+def _penalty_cases() -> list[Case]:
+    def make(g, i):
+        kind, dtype = _kind_dtype(i)
+        if kind == "extreme":
+            kind = "neg_inf"
+        shape = _shape(g, 30)
+        x = _rand_logits(g, shape, dtype, kind)
+        L = int(torch.randint(0, 12, (), generator=g))
+        ids = torch.randint(0, shape[-1], shape[:-1] + (L,), generator=g)
+        pen = [1.3, 2.0, 0.8, 1.0, 1.05][i % 5]
+        tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3}.get(dtype, 1e-6)
+        return Case((x, ids, pen), label=_label(x, kind, f"{L} previous ids per row, penalty {pen}"),
+                    compare=filtered(rtol=tol))
+    return _random_cases(110, 20, make)
+
+
+def _settings(g: torch.Generator, shape: tuple[int, ...], i: int) -> dict:
+    """Random pipeline settings; some neutral, some extreme."""
+    s: dict = {}
+    s["temperature"] = [1.0, 0.7, 0.0, 1.5, 0.3][i % 5]
+    if i % 2 == 0:
+        s["top_k"] = int(torch.randint(1, shape[-1] + 2, (), generator=g))
+    if i % 3 != 2:
+        s["top_p"] = round(float(torch.rand((), generator=g)) * 0.9 + 0.05, 3)
+    if i % 4 == 1:
+        s["min_p"] = round(float(torch.rand((), generator=g)) * 0.3, 3)
+    if i % 3 == 0:
+        s["repetition_penalty"] = 1.3
+        s["previous_ids"] = torch.randint(0, shape[-1], shape[:-1] + (5,), generator=g)
+    return s
+
+
+def _pipeline_margin_ok(x: torch.Tensor, s: dict) -> bool:
+    """Reject settings whose top-p / min-p decisions are within MARGIN of a threshold (exact arithmetic)."""
+    z = x.double()
+    if s.get("previous_ids") is not None:
+        z = z.clone().reshape(-1, z.shape[-1])
+        ids = s["previous_ids"].reshape(z.shape[0], -1)
+        for r in range(z.shape[0]):
+            u = torch.unique(ids[r])
+            z[r, u] = torch.where(z[r, u] > 0, z[r, u] / s["repetition_penalty"], z[r, u] * s["repetition_penalty"])
+    T = s.get("temperature", 1.0)
+    if T == 0:
+        return True
+    z = z / T
+    if "top_k" in s and s["top_k"] < z.shape[-1]:
+        kth = torch.topk(z, s["top_k"], dim=-1).values[..., -1:]
+        z = z.masked_fill(z < kth, -math.inf)
+    if "top_p" in s:
+        if _top_p_margin(z, s["top_p"]) < MARGIN:
+            return False
+    if "min_p" in s:
+        probs = _probs64(z)
+        ratio = probs / probs.amax(dim=-1, keepdim=True)
+        # ratio is relative, so truncation by top-p does not move min-p's decisions
+        if float((ratio - s["min_p"]).abs().min()) < MARGIN:
+            return False
+    return True
+
+
+def _pipeline_cases() -> list[Case]:
+    def make(g, i):
+        kind, dtype = _kind_dtype(i)
+        if kind == "extreme":
+            kind = "peaked"
+        shape = _shape(g, 32)
+        x = _rand_logits(g, shape, dtype, kind)
+        s = _settings(g, shape, i)
+        if not _pipeline_margin_ok(x, s):
+            return None
+        tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3}.get(dtype, 1e-6)
+        desc = ", ".join(f"{k}={v}" if k != "previous_ids" else "per-row history" for k, v in s.items())
+        return Case((x,), s, label=_label(x, kind, desc), compare=filtered(rtol=tol))
+    cases = _random_cases(111, 30, make)
+    # Order matters: top-k=2 renormalises [.4, .3] to [.57, .43], so top-p=0.55 then keeps 1 (top-p first: 2).
+    rows = torch.stack([log_probs([0.4, 0.3, 0.2, 0.1]), log_probs([0.1, 0.2, 0.4, 0.3])])
+    cases.append(Case((rows,), {"top_k": 2, "top_p": 0.55}, label="top-k=2 then top-p=0.55 on [.4, .3, .2, .1] (two orders)",
+                      compare=filtered(rtol=1e-6)))
+    return cases
+
+
+def _sample_next_cases() -> list[Case]:
+    g = _g(112)
+    cases = []
+    n = 3000
+    for i in range(8):
+        V = [6, 12, 40, 8, 20, 5, 30, 10][i]
+        kind = ["normal", "ties", "neg_inf", "peaked", "normal", "ties", "huge", "normal"][i]
+        row = _rand_logits(g, (V,), torch.float32, kind)
+        s = _settings(g, (1, V), i)
+        if s.get("previous_ids") is not None:
+            s["previous_ids"] = s["previous_ids"].expand(n, -1).clone()
+        while not _pipeline_margin_ok(row[None], {k: (v[:1] if k == "previous_ids" else v) for k, v in s.items()}):
+            s["top_p"] = round(float(torch.rand((), generator=g)) * 0.9 + 0.05, 3)
+        x = row.expand(n, V).clone()
+        desc = ", ".join(f"{k}={v}" if k != "previous_ids" else "penalised history" for k, v in s.items())
+        cases.append(Case((x, Generator(400 + i)), s, label=f"{kind} [{n}, {V}] identical rows, {desc}"))
+    # Temperature 0 with tied maxima: greedy means the lowest tied id, not a draw among the tied ones.
+    tied = torch.tensor([0.5, 2.0, -1.0, 2.0, 2.0, 1.0])
+    cases.append(Case((tied.expand(n, 6).clone(), Generator(410)), {"temperature": 0, "top_p": 0.9},
+                      label="temperature 0 with three tied maxima: always the lowest tied id"))
+    # Temperature before top-p: at T = 0.5 top-p = 0.8 keeps 2 tokens; at T = 1 it would keep 3.
+    sharp = log_probs([0.5, 0.25, 0.125, 0.125])
+    cases.append(Case((sharp.expand(n, 4).clone(), Generator(411)), {"temperature": 0.5, "top_p": 0.8},
+                      label="T=0.5 then top-p=0.8 on [1/2, 1/4, 1/8, 1/8]"))
+    # A 3-D batch of identical rows (one stored distribution per case: see the module docstring).
+    row = _rand_logits(g, (16,), torch.float32, "normal")
+    cases.append(Case((row.expand(50, 40, 16).clone(), Generator(420)), {"top_k": 5, "temperature": 0.8},
+                      label="3-D batch [50, 40, 16] of identical rows, top_k=5, temperature=0.8"))
+    ff = FALSE_FAIL / len(cases)
+    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
+
+
+# ------------------------------------------------------------------------------------------ exercise 6
+def _token_lists(g: torch.Generator, n_seq: int, max_len: int, vocab: int) -> list[list[int]]:
+    out = []
+    for _ in range(n_seq):
+        L = int(torch.randint(0, max_len + 1, (), generator=g))
+        seq = torch.randint(0, vocab, (L,), generator=g).tolist()
+        if L > 6 and torch.rand((), generator=g) < 0.5:          # plant a repeated block
+            b = int(torch.randint(1, 4, (), generator=g))
+            seq = seq + seq[-b:] * 3
+        out.append(seq)
+    return out
+
+
+def _distinct_cases() -> list[Case]:
+    g = _g(113)
+    cases = []
+    for i in range(12):
+        seqs = _token_lists(g, int(torch.randint(1, 6, (), generator=g)), 30, [3, 10, 50][i % 3])
+        n = 1 + i % 4
+        cases.append(Case((seqs, n), label=f"{len(seqs)} sequences, vocab {[3, 10, 50][i % 3]}, n={n}", compare=number_close()))
+    cases.append(Case(([], 1), label="no sequences at all", compare=number_close()))
+    cases.append(Case(([[], [1]], 2), label="only empty/short sequences", compare=number_close()))
+    return cases
+
+
+def _loop_cases() -> list[Case]:
+    g = _g(114)
+    cases = []
+    for i in range(24):
+        L = int(torch.randint(0, 40, (), generator=g))
+        seq = torch.randint(0, [2, 5, 20][i % 3], (L,), generator=g).tolist()
+        s = int(torch.randint(1, 21, (), generator=g))
+        reps = int(torch.randint(1, 5, (), generator=g))
+        if i % 2 == 0:
+            block = torch.randint(0, 20, (s,), generator=g).tolist()
+            seq = seq + block * reps
+        kw = {}
+        if i % 5 == 1:
+            kw["max_period"] = int(torch.randint(1, 10, (), generator=g))
+        if i % 7 == 2:
+            kw["min_repeats"] = int(torch.randint(2, 5, (), generator=g))
+        cases.append(Case((seq,), kw, label=f"length {len(seq)}" + (f" {kw}" if kw else ""), compare=boolean))
+    for s in (20, 7):                                          # a loop whose period is exactly max_period
+        block = torch.randint(0, 50, (s,), generator=g).tolist()
+        kw = {} if s == 20 else {"max_period": 7}
+        cases.append(Case(([1, 2] + block * 3,), kw, label=f"period {s} = max_period", compare=boolean))
+    return cases
+
+
+CHECKS = [
+    Check("greedy_hidden", "greedy", _greedy_cases, exact(),
+          hint="argmax along dim=-1 (first of tied maxima); works for any batch shape and dtype."),
+    Check("sample_hidden", "sample", _sample_cases, sampler_fit(FALSE_FAIL),
+          hint="one uniform per row from the generator, inverse CDF along the last dim; zero-probability tokens never drawn."),
+    Check("top_k_filter_hidden", "top_k_filter", _top_k_cases, filtered(),
+          hint="keep logits >= the k-th largest of each row (ties kept); k >= V keeps all; keep the dtype."),
+    Check("top_p_filter_hidden", "top_p_filter", _top_p_cases, filtered(),
+          hint="keep a token while the mass before it (sorted descending, probabilities in float32) is < p; "
+               "map the mask back to vocabulary order; min_tokens_to_keep; p == 1 keeps all."),
+    Check("min_p_filter_hidden", "min_p_filter", _min_p_cases, filtered(),
+          hint="keep probabilities >= min_p * (row max probability); compute in float32; keep the dtype."),
+    Check("apply_temperature_hidden", "apply_temperature", _temperature_cases, filtered(rtol=1e-6),
+          hint="logits / T; T == 0: row max(es) kept, others -inf; keep the dtype."),
+    Check("penalize_repeats_hidden", "penalize_repeats", _penalty_cases, filtered(rtol=1e-6),
+          hint="seen tokens (per row, once each): positive / penalty, else * penalty."),
+    Check("process_logits_hidden", "process_logits", _pipeline_cases, filtered(rtol=1e-6),
+          hint="penalty -> temperature -> top-k -> top-p -> min-p, skipping neutral settings; never modify the input."),
+    Check("sample_next_hidden", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL), reference="sample_next_row_probs",
+          hint="greedy at temperature 0, else sample from softmax(process_logits(...)) with the generator."),
+    Check("distinct_n_hidden", "distinct_n", _distinct_cases, number_close(),
+          hint="n-grams per sequence, pooled: distinct / total; 0.0 when there are none."),
+    Check("ends_in_loop_hidden", "ends_in_loop", _loop_cases, boolean,
+          hint="the last s * min_repeats ids are min_repeats copies of one block, for some s <= max_period."),
+]

@@ -1,0 +1,276 @@
+"""Visible checks for notebook 05 (debugging generation): a cycle detector, a repetition rate, the CTRL
+repetition penalty with a choice of history, OpenAI's presence/frequency penalties and n-gram blocking.
+
+Every expected value here is an independent truth, never the reference solution's output:
+- `find_cycle`, `repetition_rate`: periods, repeats and n-gram counts worked out by hand on short lists;
+- penalties: the arithmetic written out (a seen logit 2.0 with penalty 2 becomes 1.0, -1.0 becomes -2.0;
+  a token generated 3 times with frequency 0.5 and presence 1 loses 3 * 0.5 + 1 = 2.5);
+- n-gram blocking: the banned ids listed by hand from the sequence (which n-grams exist, which prefix ends it).
+
+Conventions (the notebook states them): logits are ``[B, V]``, the history ``ids`` is a LongTensor ``[B, L]``
+holding the whole sequence so far (prompt first, then generated tokens), one row per batch row; steps return a
+new tensor of the input's dtype and never modify their inputs.
+
+Comparator shared with the hidden checks (``autograde/hidden/debugging_generation.py``):
+- ``logits_match(rtol)``: a logits -> logits step. Shape and dtype must match; the -inf entries must be exactly
+  the expected ones (no tie tolerance: a banned token is banned whatever its logit); finite values within rtol.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from course_lib.checks.engine import Case, Check, allclose
+
+ASSIGNMENT = "05_debugging_generation"
+NEG_INF = -math.inf
+
+def raises_case(exc: str, *args, label: str, **kwargs) -> list[Case]:
+    """A case expecting the student's function to raise ``exc``."""
+    return [Case(args=args, kwargs=kwargs, label=label, raises=exc)]
+
+
+# ------------------------------------------------------------------------------------------ comparators
+def _ids(mask: torch.Tensor) -> list[int]:
+    return [int(i) for i in torch.nonzero(mask).reshape(-1)]
+
+
+def logits_match(rtol: float = 0.0, atol: float = 0.0):
+    """Compare a logits -> logits step: same shape and dtype, same -inf set, finite values within rtol/atol."""
+
+    def compare(expected, got, case: Case) -> str | None:
+        if not isinstance(got, torch.Tensor):
+            return f"expected a torch.Tensor of logits, got {type(got).__name__}"
+        if tuple(got.shape) != tuple(expected.shape):
+            return f"wrong shape: expected {tuple(expected.shape)}, got {tuple(got.shape)} (a step maps [B, V] -> [B, V])"
+        if got.dtype != expected.dtype:
+            return f"wrong dtype: expected {expected.dtype} (the input's), got {got.dtype}"
+        e = expected.detach().double().reshape(-1, expected.shape[-1])
+        g = got.detach().double().reshape(-1, got.shape[-1])
+        if torch.isnan(g).any():
+            return "your logits contain NaN (look for inf - inf or 0 * inf)"
+        for r in range(e.shape[0]):
+            where = f"row {r}: " if e.shape[0] > 1 else ""
+            eb, gb = e[r] == NEG_INF, g[r] == NEG_INF
+            if not torch.equal(eb, gb):
+                extra, missing = _ids(gb & ~eb), _ids(eb & ~gb)
+                msg = f"{where}expected -inf at ids {_ids(eb)[:12]}, you have -inf at {_ids(gb)[:12]}"
+                if missing:
+                    msg += f" (missing: {missing[:8]})"
+                if extra:
+                    msg += f" (should not be -inf: {extra[:8]})"
+                return msg
+            fin = ~eb
+            close = torch.isclose(g[r][fin], e[r][fin], rtol=rtol, atol=atol) | (g[r][fin] == e[r][fin])
+            if not close.all():
+                i = _ids(fin)[int(torch.nonzero(~close)[0])]
+                return (f"{where}token {i} is {g[r, i].item():.7g}, expected {e[r, i].item():.7g} "
+                        f"(tolerance rtol={rtol:g}, atol={atol:g})")
+        return None
+
+    return compare
+
+
+def cycle_pair(expected, got, case: Case) -> str | None:
+    """(period, repeats) as two Python ints (a tuple or list); explains the usual mistakes."""
+    if isinstance(got, list):
+        got = tuple(got)
+    if not isinstance(got, tuple) or len(got) != 2:
+        return f"expected a pair (period, repeats), got {type(got).__name__} {got!r}"
+    try:
+        got = tuple(int(v) for v in got)
+    except (TypeError, ValueError):
+        return f"expected two integers (period, repeats), got {got!r}"
+    exp = tuple(int(v) for v in expected)
+    if got == exp:
+        return None
+    msg = f"expected (period, repeats) = {exp}, got {got}"
+    if exp[0] and got[0] and got[0] != exp[0] and got[0] % exp[0] == 0:
+        msg += " (a multiple of the shortest period: try periods from 1 upwards and stop at the first)"
+    elif exp[0] == got[0] and got[1] != exp[1]:
+        msg += " (right period, wrong count: count whole copies of the last `period` tokens, going backwards)"
+    elif exp == (0, 0):
+        msg += " (no period reaches min_repeats here: return (0, 0))"
+    return msg
+
+
+def number_close(rtol: float = 1e-9):
+    """A Python float (a 0-dim tensor is accepted) within ``rtol``."""
+    cmp = allclose(rtol=rtol, atol=1e-12)
+
+    def compare(expected, got, case: Case) -> str | None:
+        if isinstance(got, torch.Tensor) and got.ndim == 0:
+            got = got.item()
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            return f"expected a float, got {type(got).__name__}"
+        return cmp(float(expected), float(got), case)
+
+    return compare
+
+
+def ids(*rows: list[int]) -> torch.Tensor:
+    """A [B, L] LongTensor history from Python lists of equal length."""
+    return torch.tensor(list(rows), dtype=torch.long).reshape(len(rows), -1)
+
+
+def banned(x: torch.Tensor, per_row: list[list[int]]) -> torch.Tensor:
+    """``x`` with the listed ids of each row set to -inf."""
+    out = x.clone()
+    for r, bad in enumerate(per_row):
+        for i in bad:
+            out[r, i] = NEG_INF
+    return out
+
+
+# ------------------------------------------------------------------------------------------ exercise 1
+def _cycle_cases() -> list[Case]:
+    cases = [
+        ([1, 2, 3, 4, 5], {}, (0, 0), "no repetition"),
+        ([9, 7, 7, 7, 7], {}, (1, 4), "one token 4 times at the end"),
+        ([9, 1, 2, 1, 2, 1, 2], {}, (2, 3), "(1, 2) three times"),
+        ([1, 2, 1, 2, 1, 2, 1, 2], {}, (2, 4), "period 2, not 4: the SHORTEST cycle"),
+        ([8, 1, 2, 3, 1, 2, 3, 1, 2], {}, (3, 2), "ends mid-cycle: the last 3 tokens (3, 1, 2) occur twice in a row"),
+        ([1, 2, 1, 2, 9], {}, (0, 0), "a repeat that does not reach the end is not a cycle at the end"),
+        ([1, 2, 1, 2], {"min_repeats": 3}, (0, 0), "(1, 2) twice, but min_repeats=3"),
+        ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 3}, (0, 0), "period 4 but max_period=3"),
+        ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 4}, (4, 3), "period 4 with max_period=4 (inclusive)"),
+        ([4, 4, 1, 4, 4], {}, (1, 2), "(4, 4) at the end: period 1 repeated twice comes before period 3"),
+        ([3, 1, 1, 2, 1, 1, 2, 1, 1, 2], {"min_repeats": 3}, (3, 3), "period 1 has only 1 copy of (2): go on to period 3"),
+        ([7], {}, (0, 0), "one token"),
+        ([], {}, (0, 0), "empty sequence"),
+    ]
+    return [Case((seq,), kw, label=f"{label}: {seq}" + (f" {kw}" if kw else ""), expected=exp, compare=cycle_pair)
+            for seq, kw, exp, label in cases]
+
+
+def _rate_cases() -> list[Case]:
+    cmp = number_close()
+    return [
+        Case(([1, 2, 3, 4, 5], 2), label="no bigram repeats: 0/4", expected=0.0, compare=cmp),
+        Case(([1, 2, 1, 2, 1], 2), label="bigrams (1,2),(2,1),(1,2),(2,1): the last two are repeats, 2/4",
+             expected=0.5, compare=cmp),
+        Case(([7, 7, 7, 7], 1), label="unigrams 7,7,7,7: 3 of 4 seen before", expected=0.75, compare=cmp),
+        Case(([1, 2, 3, 1, 2, 3, 1], 3), label="trigrams 123,231,312,123,231: 2/5", expected=0.4, compare=cmp),
+        Case(([1, 2, 3, 9, 1, 2, 3], 4), label="4-grams 1239,2391,3912,9123: none repeated (the 123 is only 3 long)",
+             expected=0.0, compare=cmp),
+        Case(([1, 2, 1, 2, 1, 2, 1, 2], 4), label="4-grams 1212,2121,1212,2121,1212: 3/5", expected=0.6, compare=cmp),
+        Case(([1, 2], 3), label="no n-grams at all: 0.0", expected=0.0, compare=cmp),
+        Case(([], 1), label="empty: 0.0", expected=0.0, compare=cmp),
+        Case((torch.tensor([5, 5, 6, 5, 5]), 2), label="a 1-D LongTensor works too: 55,56,65,55 -> 1/4",
+             expected=0.25, compare=cmp),
+    ] + raises_case("ValueError", [1, 2], 0, label="n=0 must raise ValueError")
+
+
+# ------------------------------------------------------------------------------------------ exercise 2
+def _rp_cases() -> list[Case]:
+    z = torch.tensor([[2.0, -1.0, 0.5, 3.0, 0.0]])
+    cmp = logits_match(rtol=1e-6)
+    hist = ids([0, 1, 3, 3])               # prompt [0, 1], generated [3, 3]
+    return [
+        Case((z, ids([0, 1]), 2.0), label="[2, -1, 0.5, 3, 0], seen {0, 1}, penalty 2: 2 -> 1 (divide), -1 -> -2 (multiply)",
+             expected=torch.tensor([[1.0, -2.0, 0.5, 3.0, 0.0]]), compare=cmp),
+        Case((z, ids([3, 3, 3]), 2.0), label="a token seen 3 times is penalised once",
+             expected=torch.tensor([[2.0, -1.0, 0.5, 1.5, 0.0]]), compare=cmp),
+        Case((z, ids([4]), 2.0), label="a logit of 0 stays 0", expected=z.clone(), compare=cmp),
+        Case((z, ids([0, 1]), 0.5), label="penalty 0.5 < 1 boosts seen tokens",
+             expected=torch.tensor([[4.0, -0.5, 0.5, 3.0, 0.0]]), compare=cmp),
+        Case((z, hist, 2.0), {"prompt_len": 2}, label="prompt counts by default (HF): ids 0, 1, 3 all penalised",
+             expected=torch.tensor([[1.0, -2.0, 0.5, 1.5, 0.0]]), compare=cmp),
+        Case((z, hist, 2.0), {"prompt_len": 2, "count_prompt": False},
+             label="count_prompt=False: only the generated id 3 (prompt [0, 1] skipped)",
+             expected=torch.tensor([[2.0, -1.0, 0.5, 1.5, 0.0]]), compare=cmp),
+        Case((z, ids([0, 1, 2, 3]), 2.0), {"window": 2}, label="window=2: only the last 2 ids (2, 3)",
+             expected=torch.tensor([[2.0, -1.0, 0.25, 1.5, 0.0]]), compare=cmp),
+        Case((z, ids([0, 1, 2, 3]), 2.0), {"window": 10}, label="window longer than the history: everything",
+             expected=torch.tensor([[1.0, -2.0, 0.25, 1.5, 0.0]]), compare=cmp),
+        Case((z, ids([0, 1, 2, 3]), 2.0), {"window": 0}, label="window=0: nothing counts", expected=z.clone(), compare=cmp),
+        Case((z, ids([0, 1, 2, 3, 0]), 2.0), {"prompt_len": 3, "count_prompt": False, "window": 1},
+             label="generated [3, 0] then window=1: only id 0", expected=torch.tensor([[1.0, -1.0, 0.5, 3.0, 0.0]]),
+             compare=cmp),
+        Case((torch.cat([z, z]), ids([0, 0], [3, 1]), 2.0), label="batch: each row its own history",
+             expected=torch.tensor([[1.0, -1.0, 0.5, 3.0, 0.0], [2.0, -2.0, 0.5, 1.5, 0.0]]), compare=cmp),
+        Case((torch.tensor([[NEG_INF, 1.0, 4.0]]), ids([0, 2]), 2.0), label="-inf stays -inf",
+             expected=torch.tensor([[NEG_INF, 1.0, 2.0]]), compare=cmp),
+        Case((z, torch.zeros(1, 0, dtype=torch.long), 2.0), label="empty history [1, 0]: unchanged", expected=z.clone(), compare=cmp),
+        Case((z.half(), ids([3]), 2.0), label="float16 stays float16",
+             expected=torch.tensor([[2.0, -1.0, 0.5, 1.5, 0.0]]).half(), compare=cmp),
+    ] + raises_case("ValueError", z, ids([0]), 0.0, label="penalty 0 must raise ValueError")
+
+
+def _pf_cases() -> list[Case]:
+    z = torch.tensor([[2.0, -1.0, 0.5, 3.0]])
+    cmp = logits_match(rtol=1e-6, atol=1e-6)
+    return [
+        Case((z, ids([3, 3, 3, 1])), {"frequency": 0.5}, label="frequency 0.5: id 3 three times -> 3 - 1.5, id 1 once -> -1.5",
+             expected=torch.tensor([[2.0, -1.5, 0.5, 1.5]]), compare=cmp),
+        Case((z, ids([3, 3, 3, 1])), {"presence": 1.0}, label="presence 1: once per seen token, however often",
+             expected=torch.tensor([[2.0, -2.0, 0.5, 2.0]]), compare=cmp),
+        Case((z, ids([3, 3, 3, 1])), {"presence": 1.0, "frequency": 0.5}, label="both: id 3 loses 3 * 0.5 + 1 = 2.5",
+             expected=torch.tensor([[2.0, -2.5, 0.5, 0.5]]), compare=cmp),
+        Case((z, ids([0, 0, 3, 3])), {"frequency": 1.0, "prompt_len": 2},
+             label="prompt_len=2: the prompt [0, 0] is not counted, only the generated [3, 3]",
+             expected=torch.tensor([[2.0, -1.0, 0.5, 1.0]]), compare=cmp),
+        Case((z, ids([2, 2])), {"presence": -0.5, "frequency": -0.25}, label="negative penalties encourage repeats",
+             expected=torch.tensor([[2.0, -1.0, 1.5, 3.0]]), compare=cmp),
+        Case((z, ids([0, 1])), label="default penalties 0: unchanged", expected=z.clone(), compare=cmp),
+        Case((torch.cat([z, z]), ids([0, 0], [1, 2])), {"frequency": 1.0}, label="batch: counts per row",
+             expected=torch.tensor([[0.0, -1.0, 0.5, 3.0], [2.0, -2.0, -0.5, 3.0]]), compare=cmp),
+        Case((torch.tensor([[NEG_INF, 1.0]]), ids([0, 1])), {"presence": 2.0}, label="-inf stays -inf",
+             expected=torch.tensor([[NEG_INF, -1.0]]), compare=cmp),
+        Case((z, torch.zeros(1, 0, dtype=torch.long)), {"presence": 1.0}, label="empty history: unchanged",
+             expected=z.clone(), compare=cmp),
+        Case((z.bfloat16(), ids([3, 3])), {"frequency": 0.5}, label="bfloat16 stays bfloat16",
+             expected=torch.tensor([[2.0, -1.0, 0.5, 2.0]]).bfloat16(), compare=logits_match(rtol=1e-2)),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ exercise 4
+def _ngram_cases() -> list[Case]:
+    x = torch.arange(6, dtype=torch.float32).reshape(1, 6) * 0.5 - 1.0        # distinct finite logits
+    return [
+        Case((x, ids([1, 2, 3, 1]), 2), label="bigrams (1,2),(2,3),(3,1); last token 1 -> ban 2",
+             expected=banned(x, [[2]])),
+        Case((x, ids([1, 2, 1, 3, 1]), 2), label="1 was followed by 2 and by 3: ban both",
+             expected=banned(x, [[2, 3]])),
+        Case((x, ids([1, 2, 3, 4, 1, 2]), 3), label="trigram (1,2,3) seen; ends with (1, 2) -> ban 3",
+             expected=banned(x, [[3]])),
+        Case((x, ids([1, 2, 3, 4, 5, 2]), 3), label="ends with (5, 2): no trigram starts with it, nothing banned",
+             expected=x.clone()),
+        Case((x, ids([4, 4, 4]), 2), label="(4, 4) seen, ends with 4 -> ban 4", expected=banned(x, [[4]])),
+        Case((x, ids([0, 5, 0]), 1), label="n=1: every token already in the sequence", expected=banned(x, [[0, 5]])),
+        Case((x, ids([1, 2]), 3), label="shorter than n: nothing banned", expected=x.clone()),
+        Case((x, ids([1, 2, 1]), 3), label="one trigram (1, 2, 1); the end (2, 1) starts no trigram: nothing banned",
+             expected=x.clone()),
+        Case((x, ids([2, 3, 2, 3]), 3), label="trigrams (2,3,2),(3,2,3); ends with (2, 3) -> ban 2",
+             expected=banned(x, [[2]])),
+        Case((x, ids([1, 2, 5, 1, 2, 4, 1, 2]), 3), label="(1, 2) followed by 5 and 4 earlier: ban 4 and 5",
+             expected=banned(x, [[4, 5]])),
+        Case((torch.cat([x, x]), ids([1, 2, 3, 1], [3, 1, 0, 3]), 2), label="batch: each row bans from its own history",
+             expected=banned(torch.cat([x, x]), [[2], [1]])),
+        Case((x, ids([5, 1, 5, 2, 5]), 2), label="ban 1 and 2, even though 1 and 2 are not the last token",
+             expected=banned(x, [[1, 2]])),
+        Case((x.half(), ids([1, 2, 3, 1]), 2), label="float16 stays float16", expected=banned(x.half(), [[2]])),
+        Case((torch.tensor([[NEG_INF, 0.0, 1.0]]), ids([0, 1, 0]), 2), label="an already -inf token stays -inf",
+             expected=torch.tensor([[NEG_INF, NEG_INF, 1.0]])),
+    ] + raises_case("ValueError", x, ids([1, 2]), 0, label="n=0 must raise ValueError")
+
+
+CHECKS = [
+    Check("find_cycle", "find_cycle", _cycle_cases, cycle_pair,
+          hint="for s = 1, 2, ..., max_period: walk back from the end while ids[i] == ids[i - s]; the periodic tail "
+               "holds (its length // s) copies; return the first s with >= min_repeats copies, else (0, 0)."),
+    Check("repetition_rate", "repetition_rate", _rate_cases, number_close(),
+          hint="walk the n-grams in order with a set of those seen so far; count the ones already in it; "
+               "divide by the number of n-grams (0.0 if there are none)."),
+    Check("repetition_penalty", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
+          hint="choose the counted ids (all, or ids[:, prompt_len:]), then the last `window` of them; a boolean "
+               "'seen' mask by scatter (once per token); torch.where(seen, where(x > 0, x / p, x * p), x)."),
+    Check("presence_frequency_penalty", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-6),
+          hint="counts [B, V] = zeros.scatter_add(1, ids[:, prompt_len:], ones); "
+               "logits - counts * frequency - (counts > 0) * presence; no loop over the vocabulary."),
+    Check("ban_repeated_ngrams", "ban_repeated_ngrams", _ngram_cases, logits_match(),
+          hint="the last n-1 tokens are a prefix; every earlier position where the same n-1 tokens occur is "
+               "followed by a token that would repeat an n-gram: set those to -inf (n=1: every token seen)."),
+]

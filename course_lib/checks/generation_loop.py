@@ -1,0 +1,366 @@
+"""Visible checks for notebook 04 (the generation loop and the KV cache).
+
+Every expected value here is an independent truth, never the reference solution's output:
+- `generate_loop`: a toy "next id" language model (after token i, token i + 1 is by far the most likely), so
+  greedy output is known by hand (`[3] -> 4, 5, 6, ...`); a toy tokenizer whose pieces spell "User:" over
+  three tokens (a stop string split across tokens); and, for a batch on a real transformer (tiny, random
+  weights from a fixed seed), `course_lib.generate.generate`, a second implementation of the loop. (No check
+  runs SmolLM2: a loop without a cache costs seconds per case on a busy CPU; the notebook's demo runs it.)
+- `attend_with_cache`: attention written out in float64 (explicit mask, explicit head mapping h -> h // group);
+- `kv_cache_bytes`: the formula evaluated by hand, and `course_lib.model.KVCache.nbytes()`;
+- `fit_exponent`: exact power laws (slope known);
+- `beam_search`: a 4-token table language model whose beam, greedy and length-normalised answers were
+  worked out by hand (docs/notebook04.md shows the arithmetic).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+
+from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, exact, register_resource
+
+ASSIGNMENT = "04_generation_loop"
+
+NEXT_V = 16                       # vocabulary of the next-id toy model
+PIECES = ["<pad>", "a", "b", " ", "Us", "er", ":", "\n", "\n", "x", "y", "z", "END", "!", "?", "."]
+
+
+# --------------------------------------------------------------------------------------------- toy models
+class TableLM(torch.nn.Module):
+    """A bigram model: logits for the next token depend only on the current one, `table[idx]` (B, T, V)."""
+
+    def __init__(self, table: torch.Tensor):
+        super().__init__()
+        self.table = torch.nn.Parameter(table.float(), requires_grad=False)  # (V, V)
+
+    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
+        return self.table[idx]  # (B, T, V); ignores attention_mask / cache
+
+
+def next_id_lm() -> TableLM:
+    """After token i, token (i + 1) % 16 has logit 10 and every other token 0."""
+    table = torch.zeros(NEXT_V, NEXT_V)
+    table[torch.arange(NEXT_V), (torch.arange(NEXT_V) + 1) % NEXT_V] = 10.0
+    return TableLM(table)
+
+
+# Probabilities of the beam-search toy model: 0 = A, 1 = B, 2 = C, 3 = EOS.
+BEAM_P = [[0.05, 0.50, 0.35, 0.10],     # after A
+          [0.30, 0.24, 0.20, 0.26],     # after B
+          [0.02, 0.03, 0.05, 0.90],     # after C
+          [0.25, 0.25, 0.25, 0.25]]     # after EOS (never used)
+BEAM_EOS = 3
+
+
+def beam_lm() -> TableLM:
+    """Bigram model whose next-token probabilities are exactly `BEAM_P` (logits = log p)."""
+    return TableLM(torch.tensor(BEAM_P, dtype=torch.float64).log())
+
+
+class ToyTokenizer:
+    """decode(ids) = the pieces of `PIECES` joined: ids 4, 5, 6 spell "User:" in three tokens."""
+
+    def __init__(self, pieces: list[str] | None = None):
+        self.pieces = pieces or PIECES
+
+    def decode(self, ids) -> str:
+        return "".join(self.pieces[int(i) % len(self.pieces)] for i in ids)
+
+
+def tiny_lm() -> torch.nn.Module:
+    """`ModelConfig.tiny()` (2 layers, 4 query / 2 KV heads, vocab 256) with weights drawn from a fixed seed."""
+    from course_lib.model import ModelConfig, Transformer
+
+    model = Transformer(ModelConfig.tiny())
+    g = torch.Generator().manual_seed(1234)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if p.ndim == 1:
+                p.fill_(1.0)                                      # norm weights
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) * (0.1 if "embed" in name else 2.0 * p.shape[1] ** -0.5))
+    return model.eval()
+
+
+def shifted_step(logits: torch.Tensor) -> torch.Tensor:
+    """A deliberately odd step: the most likely id plus one (so a loop that ignores `step` is caught)."""
+    return (logits.argmax(dim=-1) + 1) % logits.shape[-1]
+
+
+def greedy_needs_generator(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Greedy, but refuses to run without the generator the caller passed to the loop."""
+    if not isinstance(generator, torch.Generator):
+        raise TypeError("this step needs generator=...: pass the loop's generator on to the step")
+    return logits.argmax(dim=-1)
+
+
+def greedy_step(logits: torch.Tensor) -> torch.Tensor:
+    """argmax of each row."""
+    return logits.argmax(dim=-1)
+
+
+register_resource("nb04_next_id_lm", next_id_lm)
+register_resource("nb04_beam_lm", beam_lm)
+register_resource("nb04_tiny_lm", tiny_lm)
+register_resource("nb04_toy_tokenizer", ToyTokenizer)
+register_resource("nb04_greedy", lambda: greedy_step)
+register_resource("nb04_shifted_step", lambda: shifted_step)
+register_resource("nb04_needs_generator", lambda: greedy_needs_generator)
+
+
+# ------------------------------------------------------------------------------------------ comparators
+def generations(expected, got, case: Case) -> str | None:
+    """A list of {"tokens": [...], "finish_reason": ...} per prompt, compared exactly, with a diagnosis."""
+    if not isinstance(got, list) or not all(isinstance(r, dict) for r in got):
+        return "return a list with one dict {'tokens': [...], 'finish_reason': ...} per prompt"
+    if len(got) != len(expected):
+        return f"expected {len(expected)} results (one per prompt), got {len(got)}"
+    for r, (e, g) in enumerate(zip(expected, got)):
+        if set(g) != {"tokens", "finish_reason"}:
+            return f"row {r}: keys must be 'tokens' and 'finish_reason', got {sorted(g)}"
+        toks = g["tokens"]
+        if isinstance(toks, torch.Tensor):
+            toks = toks.tolist()
+        if not isinstance(toks, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in toks):
+            return f"row {r}: 'tokens' must be a list of Python ints (use .tolist() / int(...))"
+        et = list(e["tokens"])
+        if toks != et:
+            msg = f"row {r}: expected tokens {et}, got {toks}"
+            if toks[:len(et)] == et and len(toks) == len(et) + 1:
+                msg += " (one extra token at the end: is the EOS token included, or max_new_tokens off by one?)"
+            elif et[:len(toks)] == toks and len(toks) < len(et):
+                msg += " (you stopped too early: stop sequences match the NEW tokens only; max_new_tokens?)"
+            elif len(toks) > len(et) and toks[:len(et)] == et:
+                msg += " (you did not stop: a stop string may be split across several tokens; decode all new tokens)"
+            return msg
+        if g["finish_reason"] != e["finish_reason"]:
+            return f"row {r}: finish_reason should be {e['finish_reason']!r}, got {g['finish_reason']!r}"
+    return None
+
+
+def beam_result(tol: float = 1e-4):
+    """(tokens, score): tokens exactly, score within `tol`."""
+
+    def compare(expected, got, case: Case) -> str | None:
+        if not isinstance(got, tuple) or len(got) != 2:
+            return "return a tuple (tokens: list[int], score: float)"
+        toks, score = got
+        if isinstance(toks, torch.Tensor):
+            toks = toks.tolist()
+        if not isinstance(toks, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in toks):
+            return "tokens must be a list of Python ints (no EOS at the end)"
+        if toks != list(expected[0]):
+            msg = f"expected tokens {list(expected[0])}, got {toks}"
+            if toks[:-1] == list(expected[0]) and toks and toks[-1] == BEAM_EOS:
+                msg += " (leave the EOS token out of the returned tokens)"
+            return msg
+        try:
+            s = float(score)
+        except (TypeError, ValueError):
+            return f"score must be a float, got {type(score).__name__}"
+        if not math.isfinite(s) or abs(s - expected[1]) > tol:
+            return (f"tokens are right but the score is {s:.6f}, expected {expected[1]:.6f} (score = sum of log p of "
+                    "the new tokens, EOS included, divided by their number ** length_penalty)")
+        return None
+
+    return compare
+
+
+def int_exact(expected, got, case: Case) -> str | None:
+    """An int equal to the expected one."""
+    if isinstance(got, bool) or not isinstance(got, int):
+        return f"return a Python int number of bytes, got {type(got).__name__} {got!r}"
+    if got != expected:
+        ratio = got / expected if expected else float("nan")
+        hint = {0.5: " (half: keys AND values are cached, factor 2)", 8.0: " (8x: bytes, not bits)",
+                3.0: " (3x: only the KV heads are cached, not every query head)"}.get(round(ratio, 6), "")
+        return f"expected {expected:,} bytes, got {got:,} (ratio {ratio:.4g}){hint}"
+    return None
+
+
+# ------------------------------------------------------------------------------------------- exercise 1
+def _gen(tokens: list[int], reason: str) -> dict:
+    return {"tokens": tokens, "finish_reason": reason}
+
+
+def _second_implementation(model_name: str, prompts: list[list[int]], n: int, eos: int) -> list[dict]:
+    """course_lib.generate.generate (greedy, stop on eos) as the truth; reason eos iff it stopped early."""
+    from course_lib.checks.engine import _resolve
+    from course_lib.generate import generate
+
+    model = _resolve(Resource(model_name), {})
+    out = generate(model, prompts, n, stop_tokens=(eos,), progress=False)
+    return [_gen(o, "eos" if len(o) < n else "length") for o in out]
+
+
+@functools.lru_cache(maxsize=None)
+def _tiny_truth() -> tuple:
+    return tuple(_second_implementation("nb04_tiny_lm", TINY_PROMPTS, 7, TINY_EOS))
+
+
+TINY_PROMPTS = [[5, 17], [200, 3, 99, 41, 7], [1, 2, 3, 4, 5, 6, 7, 8, 9]]
+TINY_EOS = 84           # greedy row 1 reads 117, 180, 117, 84: it ends there; rows 0 and 2 never produce 84
+
+
+def _generate_loop_cases() -> list[Case]:
+    lm, tok = Resource("nb04_next_id_lm"), Resource("nb04_toy_tokenizer")
+    g = Resource("nb04_greedy")
+    cases = [
+        Case((lm, [[3]], 5, g), label="next-id model, no stop: 5 tokens",
+             expected=[_gen([4, 5, 6, 7, 8], "length")]),
+        Case((lm, [[3]], 10, g), dict(eos_id=6), label="EOS id 6 ends the row (EOS itself not returned)",
+             expected=[_gen([4, 5], "eos")]),
+        Case((lm, [[3]], 0, g), label="max_new_tokens = 0", expected=[_gen([], "length")]),
+        Case((lm, [[3]], 10, g), dict(stop_sequences=[[7, 8]]), label="token stop sequence [7, 8] (included)",
+             expected=[_gen([4, 5, 6, 7, 8], "stop")]),
+        Case((lm, [[3]], 4, g), dict(stop_sequences=[[3, 4]]),
+             label="stop sequence [3, 4] spans prompt + first new token: only NEW tokens count",
+             expected=[_gen([4, 5, 6, 7], "length")]),
+        Case((lm, [[2]], 10, g), dict(stop_sequences=["User:"], tokenizer=tok),
+             label='text stop "User:" split over three tokens " ", "Us", "er", ":"',
+             expected=[_gen([3, 4, 5, 6], "stop")]),
+        Case((lm, [[8]], 10, g), dict(stop_sequences=["zz", [13, 14], "xy"], tokenizer=tok, eos_id=15),
+             label='several stops: "zz", [13, 14], "xy" -> "xy" after tokens 9, 10 comes first',
+             expected=[_gen([9, 10], "stop")]),
+        Case((lm, [[3], [10, 11, 12], [0, 1]], 4, g), dict(eos_id=14),
+             label="batch of prompts of lengths 1, 3, 2; row 1 ends on EOS first",
+             expected=[_gen([4, 5, 6, 7], "length"), _gen([13], "eos"), _gen([2, 3, 4, 5], "length")]),
+        Case((lm, [[3]], 3, Resource("nb04_shifted_step")), label="a non-greedy step (argmax + 1) is used",
+             expected=[_gen([5, 7, 9], "length")]),
+        Case((lm, [[3]], 3, Resource("nb04_needs_generator")), dict(generator=Generator(0)),
+             label="the generator is passed on to the step as generator=",
+             expected=[_gen([4, 5, 6], "length")]),
+        Case((Resource("nb04_tiny_lm"), TINY_PROMPTS, 7, g), dict(eos_id=TINY_EOS),
+             label="tiny transformer, batch of lengths 2, 5, 9 (left padding + attention mask) vs course_lib.generate",
+             expected=list(_tiny_truth())),
+    ]
+    return cases
+
+
+# ------------------------------------------------------------------------------------------- exercise 2
+def reference_attention(q, k_new, v_new, k_cache, v_cache) -> tuple:
+    """Attention over cache + new keys written out in float64: the truth for `attend_with_cache`."""
+    k = torch.cat([k_cache, k_new], dim=2).double()                        # (B, nkv, S, hd)
+    v = torch.cat([v_cache, v_new], dim=2).double()
+    B, nh, T, hd = q.shape
+    nkv, S = k.shape[1], k.shape[2]
+    head_of = torch.arange(nh) // (nh // nkv)                              # query head -> its KV head
+    k, v = k[:, head_of], v[:, head_of]                                    # (B, nh, S, hd)
+    scores = q.double() @ k.transpose(-2, -1) / math.sqrt(hd)              # (B, nh, T, S)
+    past = S - T
+    allowed = torch.arange(S)[None, :] <= (past + torch.arange(T))[:, None]   # (T, S)
+    scores = scores.masked_fill(~allowed, -math.inf)
+    y = scores.softmax(-1) @ v                                             # (B, nh, T, hd)
+    return y.to(q.dtype), torch.cat([k_cache, k_new], dim=2), torch.cat([v_cache, v_new], dim=2)
+
+
+def attention_inputs(seed: int, B: int, nh: int, nkv: int, T: int, past: int, hd: int,
+                     dtype=torch.float32, scale: float = 1.0) -> tuple:
+    """Seeded q, k_new, v_new, k_cache, v_cache."""
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: (torch.randn(s, generator=g, dtype=torch.float64) * scale).to(dtype)  # noqa: E731
+    return r(B, nh, T, hd), r(B, nkv, T, hd), r(B, nkv, T, hd), r(B, nkv, past, hd), r(B, nkv, past, hd)
+
+
+def attention_out(rtol: float = 1e-4, atol: float = 1e-5):
+    """(y, k_all, v_all): shapes, then values."""
+    inner = allclose(rtol=rtol, atol=atol)
+
+    def compare(expected, got, case: Case) -> str | None:
+        if not isinstance(got, tuple) or len(got) != 3:
+            return "return a tuple (y, k_all, v_all)"
+        for name, e, g in zip(("y", "k_all", "v_all"), expected, got):
+            msg = inner(e, g, case)
+            if msg:
+                extra = ""
+                if name == "k_all" and isinstance(g, torch.Tensor) and g.shape == e.shape:
+                    extra = " (cached positions come first, then the new ones: torch.cat([k_cache, k_new], dim=2))"
+                return f"{name}: {msg}{extra}"
+        return None
+
+    return compare
+
+
+def _attention_cases() -> list[Case]:
+    spec = [  # (label, seed, B, nh, nkv, T, past, hd)
+        ("one decode step, 9 query heads / 3 KV heads, 7 cached positions", 0, 1, 9, 3, 1, 7, 16),
+        ("prefill: empty cache, 5 new positions (causal)", 1, 1, 9, 3, 5, 0, 16),
+        ("chunk of 3 new positions after 4 cached ones (causal with an offset)", 2, 2, 9, 3, 3, 4, 8),
+        ("4 query heads, 2 KV heads: head h reads KV head h // 2", 3, 1, 4, 2, 2, 3, 8),
+        ("plain multi-head (n_kv = n_head), batch 3", 4, 3, 4, 4, 1, 5, 8),
+        ("head_dim 64 (the scale is 1/sqrt(64))", 5, 1, 6, 2, 2, 6, 64),
+    ]
+    cases = []
+    for label, seed, B, nh, nkv, T, past, hd in spec:
+        args = attention_inputs(seed, B, nh, nkv, T, past, hd)
+        cases.append(Case(args, label=label, expected=reference_attention(*args)))
+    return cases
+
+
+def kv_bytes_by_hand() -> list[Case]:
+    """Formula cases with the product written out, plus course_lib's preallocated cache as a second truth."""
+    from course_lib.model import KVCache, ModelConfig
+
+    tiny = ModelConfig.tiny()
+    cache = KVCache(tiny, batch_size=3, max_len=50)                       # float32: 4 bytes
+    return [
+        Case((30, 9, 3, 64, 8192, 4), label="SmolLM2-135M, 8192 tokens, fp32",
+             expected=2 * 30 * 3 * 64 * 8192 * 4),                          # 377,487,360 = 360 MiB
+        Case((80, 64, 8, 128, 8192, 2), label="Llama-2/3-70B (80 layers, 8 KV heads, hd 128), 8192 tokens, fp16",
+             expected=2 * 80 * 8 * 128 * 8192 * 2),                         # 2,684,354,560 = 2.5 GiB
+        Case((80, 64, 64, 128, 8192, 2), label="the same 70B without GQA (64 KV heads)",
+             expected=2 * 80 * 64 * 128 * 8192 * 2),                        # 20 GiB
+        Case((tiny.n_layer, tiny.n_head, tiny.n_kv_head, tiny.head_dim, 50, 4), dict(batch_size=3),
+             label="course_lib KVCache(tiny, batch 3, 50 positions).nbytes()", expected=cache.nbytes()),
+    ]
+
+
+# ------------------------------------------------------------------------------------------- exercise 3
+def _fit_cases() -> list[Case]:
+    ns = [64.0, 128.0, 256.0, 512.0]
+    return [
+        Case((ns, [3e-6 * n ** 2 for n in ns]), label="t = 3e-6 n^2 -> 2", expected=2.0),
+        Case((ns, [0.05 * n for n in ns]), label="t = 0.05 n -> 1", expected=1.0),
+        Case((ns, [0.07] * 4), label="constant -> 0", expected=0.0),
+        Case(([10.0, 20.0, 40.0], [1e-9 * n ** 3 for n in [10.0, 20.0, 40.0]]), label="n^3 -> 3", expected=3.0),
+        Case(([1.0, 2.0, 4.0, 8.0], [1.0, 2.0 * 1.1, 4.0 * 1.1, 8.0]),
+             label="noisy linear: least squares in log-log gives exactly 1", expected=1.0),
+    ]
+
+
+# ------------------------------------------------------------------------------------------- exercise 4
+def _beam_cases() -> list[Case]:
+    lm = Resource("nb04_beam_lm")
+    lp = math.log
+    return [
+        Case((lm, [0], 1, 3, BEAM_EOS), label="width 1 = greedy: B, A, B",
+             expected=([1, 0, 1], (lp(0.5) + lp(0.3) + lp(0.5)) / 3)),
+        Case((lm, [0], 2, 3, BEAM_EOS), label="width 2 finds C, EOS (better than greedy's B, A, B)",
+             expected=([2], (lp(0.35) + lp(0.9)) / 2)),
+        Case((lm, [1], 2, 3, BEAM_EOS), label="after B, width 2, length_penalty 1: A, C, EOS",
+             expected=([0, 2], (lp(0.3) + lp(0.35) + lp(0.9)) / 3)),
+        Case((lm, [1], 2, 3, BEAM_EOS), dict(length_penalty=0.0),
+             label="after B, width 2, length_penalty 0 (plain sum): EOS at once wins",
+             expected=([], lp(0.26))),
+    ]
+
+
+CHECKS = [
+    Check(name="generate_loop", exercise="generate_loop", cases=_generate_loop_cases, compare=generations,
+          hint="Left-pad the batch, pass attention_mask, call step once per new token on [B, V] logits, keep a "
+               "per-row finished flag; a text stop must be searched in the decoded text of ALL new tokens."),
+    Check(name="attend_with_cache", exercise="attend_with_cache", cases=_attention_cases,
+          compare=attention_out(), hint="Append along the position axis, map query head h to KV head "
+          "h // (n_head // n_kv_head) (repeat_interleave, not repeat), scale by 1/sqrt(head_dim), and let new "
+          "query i see keys 0 .. past + i."),
+    Check(name="kv_cache_bytes", exercise="kv_cache_bytes", cases=kv_bytes_by_hand, compare=int_exact,
+          hint="2 (K and V) x layers x KV heads x head_dim x tokens x bytes per value x batch."),
+    Check(name="fit_exponent", exercise="fit_exponent", cases=_fit_cases, compare=allclose(rtol=1e-6, atol=1e-6),
+          hint="Least-squares slope of log(t) against log(n)."),
+    Check(name="beam_search", exercise="beam_search", cases=_beam_cases, compare=beam_result(),
+          hint="Keep the best `beam_width` expansions over ALL beams; a candidate ending in EOS is finished; "
+               "rank finished ones by sum log p / length ** length_penalty (EOS counted, prompt not)."),
+]

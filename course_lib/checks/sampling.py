@@ -1,0 +1,524 @@
+"""Visible checks for notebook 03 (sampling strategies): greedy, sampling with a generator, top-k, top-p, min-p,
+temperature, repetition penalty, the combined pipeline, and two text-diversity metrics.
+
+Every expected value here is an independent truth, never the reference solution's output:
+- filtering steps: small inputs whose kept set is written out by hand (``_keep(x, [0, 3])``), mostly logits
+  ``log([0.5, 0.25, 0.125, 0.125])`` whose softmax is exact in float32, so "the mass before a token equals p"
+  really happens (the off-by-one that the seed notes' top-p had). Cases sitting exactly on a threshold are
+  chosen so that float32 and float64 arithmetic agree on them (checked: a float64 top-p passes); min-p's
+  "equal is kept" uses tied logits (min_p = 1), because p_i / p_max == min_p is never exact in float64;
+- temperature and penalties: the arithmetic written out (``[2.0, 1.0] / 0.5 == [4.0, 2.0]``);
+- samplers: the probability vector the samples must follow, written in closed form (top-k = 2 on
+  ``[1/2, 1/4, 1/8, 1/8]`` is ``[2/3, 1/3, 0, 0]``), tested with ``sampler_fit``;
+- metrics: counts done by hand on short token lists.
+
+Comparators shared with the hidden checks (``autograde/hidden/sampling.py``):
+- ``filtered(rtol)``: a logits -> logits step. Shape and dtype must match; the removed tokens must be exactly
+  ``-inf``; the kept tokens must be the expected ones, except that among tokens with *equal* logits any
+  choice is accepted (top-p and ``min_tokens_to_keep`` must cut somewhere inside a group of ties, and which
+  tied token survives does not change the distribution); kept values equal the expected ones within ``rtol``
+  (0 for pure filters: a filter never changes a surviving logit).
+- ``sampler_fit(false_fail)``: token ids returned by a sampler follow the expected probabilities. Rows with the
+  same distribution are pooled and tested with the engine's ``multinomial_fit`` (Chernoff bound); the
+  false-fail budget is split over the groups, so a correct sampler fails a case with probability
+  <= ``false_fail`` whatever random numbers it draws and however many.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from course_lib.checks.engine import Case, Check, Generator, allclose, exact, multinomial_fit
+
+ASSIGNMENT = "03_sampling"
+FALSE_FAIL = 1e-6  # per check: each statistical case gets FALSE_FAIL / (number of statistical cases)
+NEG_INF = -math.inf
+
+def raises_case(exc: str, *args, label: str, **kwargs) -> list[Case]:
+    """A case expecting the student's function to raise ``exc``."""
+    return [Case(args=args, kwargs=kwargs, label=label, raises=exc)]
+
+
+# ------------------------------------------------------------------------------------------ comparators
+def _is_tensor(x) -> bool:
+    return isinstance(x, torch.Tensor)
+
+
+def _ids(mask: torch.Tensor) -> list[int]:
+    return [int(i) for i in torch.nonzero(mask).reshape(-1)]
+
+
+def _diagnose_row(exp: torch.Tensor, got: torch.Tensor) -> str:
+    """Words for one row whose kept set is wrong."""
+    ek, gk = torch.isfinite(exp), torch.isfinite(got)
+    n_e, n_g = int(ek.sum()), int(gk.sum())
+    msg = f"expected to keep {n_e} token(s) {_ids(ek)[:12]}, you kept {n_g} {_ids(gk)[:12]}"
+    if n_g == n_e + 1:
+        msg += " (one too many: is the token whose mass *before* it reaches p removed? is '>=' vs '>' right?)"
+    elif n_g == n_e - 1:
+        msg += " (one too few: the token that crosses the threshold must be kept)"
+    elif n_g == 0:
+        msg += " (nothing kept: at least min_tokens_to_keep tokens must survive)"
+    return msg
+
+
+def filtered(rtol: float = 0.0, atol: float = 0.0):
+    """Compare a logits -> logits step (see the module docstring); ``rtol``/``atol`` for the kept values."""
+
+    def compare(expected, got, case: Case) -> str | None:
+        if not _is_tensor(got):
+            return f"expected a torch.Tensor of logits, got {type(got).__name__}"
+        if tuple(got.shape) != tuple(expected.shape):
+            return f"wrong shape: expected {tuple(expected.shape)}, got {tuple(got.shape)} (a step maps [..., V] -> [..., V])"
+        if got.dtype != expected.dtype:
+            return (f"wrong dtype: expected {expected.dtype} (the input's), got {got.dtype}; "
+                    "compute in float32 if you like, but return the input's dtype")
+        e, g = expected.detach().double().reshape(-1, expected.shape[-1]), got.detach().double().reshape(-1, got.shape[-1])
+        if torch.isnan(g).any():
+            return "your logits contain NaN; a removed token is -inf, never NaN (look for inf - inf or 0 * inf)"
+        if (g == math.inf).any():
+            return "your logits contain +inf; removed tokens get -inf"
+        src = case.args[0] if case.args and _is_tensor(case.args[0]) else None
+        x = src.detach().double().reshape(e.shape) if src is not None and src.shape == expected.shape else None
+        pure = rtol == 0 and atol == 0  # a pure filter: kept logits are the input's, untouched
+        for r in range(e.shape[0]):
+            ek, gk = torch.isfinite(e[r]), torch.isfinite(g[r])
+            where = f"row {r}: " if e.shape[0] > 1 else ""
+            if torch.equal(ek, gk):
+                close = torch.isclose(g[r][gk], e[r][ek], rtol=rtol, atol=atol)
+                if not close.all():
+                    i = _ids(gk)[int(torch.nonzero(~close)[0])]
+                    what = ("a filter must never change the logit of a token it keeps" if pure
+                            else f"tolerance rtol={rtol:g}")
+                    return f"{where}token {i} is {g[r, i].item():.7g}, expected {e[r, i].item():.7g} ({what})"
+                continue
+            if pure and x is not None:
+                fake = gk & ~ek & (g[r] != x[r])
+                if fake.any():
+                    i = _ids(fake)[0]
+                    return (f"{where}token {i} should be removed, but it is {g[r, i].item():.7g} (input "
+                            f"{x[r, i].item():.7g}); a removed token must be exactly -inf (not 0 or a large negative number)")
+            if int(ek.sum()) == int(gk.sum()) and x is not None:
+                # Same number kept: accept a different choice among tokens with equal input logits.
+                same_inputs = torch.equal(torch.sort(x[r][gk]).values, torch.sort(x[r][ek]).values)
+                same_values = torch.allclose(torch.sort(g[r][gk]).values, torch.sort(e[r][ek]).values,
+                                             rtol=rtol, atol=atol)
+                if same_inputs and same_values:
+                    continue
+            return where + _diagnose_row(e[r], g[r])
+        return None
+
+    return compare
+
+
+def _int_tensor(x) -> bool:
+    return _is_tensor(x) and not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool
+
+
+def sampler_fit(false_fail: float):
+    """Sampled ids follow ``expected`` probabilities ``[..., V]`` (rows pooled by distribution); see module doc."""
+
+    def compare(expected, got, case: Case) -> str | None:
+        exp = expected.detach().double() if _is_tensor(expected) else torch.tensor(expected, dtype=torch.float64)
+        if _is_tensor(got) and got.is_floating_point():
+            # Two stored distributions (the release tool compares a stored reference with a fresh one).
+            return allclose(rtol=1e-6, atol=1e-9, check_dtype=False)(exp, got.double(), case)
+        x = case.args[0] if case.args and _is_tensor(case.args[0]) else None
+        want = tuple(x.shape[:-1]) if x is not None else tuple(exp.shape[:-1])
+        draws = got if case.repeat > 1 else [got]
+        for d in draws:
+            if not _int_tensor(d):
+                kind = f"a tensor of dtype {d.dtype}" if _is_tensor(d) else type(d).__name__
+                return f"expected a LongTensor of token ids with shape {want}, got {kind}"
+            if tuple(d.shape) != want:
+                tip = " (torch.multinomial returns shape (..., 1): add .squeeze(-1))" if tuple(d.shape) == want + (1,) else ""
+                return f"expected token ids of shape {want} (one per row), got shape {tuple(d.shape)}{tip}"
+        if exp.ndim == 1 and want:
+            # One stored distribution for a batch whose rows are all identical (hidden sample_next cases).
+            flat = x.reshape(-1, x.shape[-1])
+            if not bool((flat == flat[:1]).all()):
+                return "internal error: a one-row expected distribution needs identical input rows"
+            exp = exp.expand(flat.shape[0], exp.shape[-1])
+        rows = exp.reshape(-1, exp.shape[-1])                                     # (R, V)
+        ids = torch.stack([d.reshape(-1).long() for d in draws], dim=0)            # (repeat, R)
+        dists, group = torch.unique(rows, dim=0, return_inverse=True)              # (G, V), (R,)
+        budget = false_fail / dists.shape[0]
+        for gi in range(dists.shape[0]):
+            members = torch.nonzero(group == gi).reshape(-1)
+            p = dists[gi] / dists[gi].sum()
+            msg = multinomial_fit(false_fail=budget)(p, ids[:, members].reshape(-1).tolist(), case)
+            if msg is not None:
+                m = members[:3].tolist()
+                where = f"rows {m}{'...' if len(members) > 3 else ''}: " if dists.shape[0] > 1 else ""
+                return where + msg
+        return None
+
+    return compare
+
+
+def number_close(rtol: float = 1e-9):
+    """A Python number (a 0-dim tensor is accepted) within ``rtol``."""
+    cmp = allclose(rtol=rtol, atol=1e-12)
+
+    def compare(expected, got, case: Case) -> str | None:
+        if _is_tensor(got) and got.ndim == 0:
+            got = got.item()
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            return f"expected a float, got {type(got).__name__}"
+        return cmp(float(expected), float(got), case)
+
+    return compare
+
+
+def boolean(expected, got, case: Case) -> str | None:
+    """True/False (a numpy or 0-dim torch bool is accepted)."""
+    if _is_tensor(got) and got.ndim == 0:
+        got = got.item()
+    if type(got).__name__ == "bool_":
+        got = bool(got)
+    if not isinstance(got, bool):
+        return f"expected True or False, got {type(got).__name__} {got!r}"
+    return None if got == expected else f"expected {expected}, got {got}"
+
+
+# --------------------------------------------------------------------------------------------- helpers
+def _t(values, dtype=torch.float32) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64).to(dtype)
+
+
+def log_probs(probs, dtype=torch.float32) -> torch.Tensor:
+    """Logits whose softmax is ``probs``: exact in float32 for probabilities that are powers of 2."""
+    return torch.log(torch.tensor(probs, dtype=torch.float64)).to(dtype)
+
+
+def _keep(x: torch.Tensor, kept) -> torch.Tensor:
+    """``x`` with every token not listed in ``kept`` set to -inf (``kept``: ids, or one list per row)."""
+    out = torch.full_like(x, NEG_INF)
+    if x.ndim == 1:
+        kept = [kept]
+    flat_x, flat_out = x.reshape(-1, x.shape[-1]), out.reshape(-1, x.shape[-1])
+    for r, ids in enumerate(kept):
+        for i in ids:
+            flat_out[r, i] = flat_x[r, i]
+    return out
+
+
+# 0.5, 0.25, 0.125, 0.125: every prefix sum is exact, so "mass before a token == p" is a real case.
+DYADIC = [0.5, 0.25, 0.125, 0.125]
+Z = log_probs(DYADIC)
+
+
+# ------------------------------------------------------------------------------------------ exercise 1
+def _greedy_cases() -> list[Case]:
+    x3 = torch.tensor([[[0.0, 2.0, 1.0], [5.0, 5.0, -1.0]], [[-math.inf, -1.0, -2.0], [1.0, 2.0, 3.0]]])
+    return [
+        Case((torch.tensor([2.0, 1.0, 0.5, 0.1]),), label="[2.0, 1.0, 0.5, 0.1] -> 0 (a 0-dim tensor)",
+             expected=torch.tensor(0)),
+        Case((torch.tensor([1.0, 3.0, 3.0, -math.inf]),), label="tie between ids 1 and 2 -> the lowest id, 1",
+             expected=torch.tensor(1)),
+        Case((torch.tensor([[0.0, 5.0, 5.0, 5.0], [2.0, -1.0, 2.0, 0.0], [-3.0, -2.0, -1.0, -4.0]]),),
+             label="batch [3, 4] -> one id per row", expected=torch.tensor([1, 0, 2])),
+        Case((torch.tensor([-math.inf, -math.inf, 7.0]),), label="-inf everywhere but id 2", expected=torch.tensor(2)),
+        Case((x3,), label="3-D input [2, 2, 3] -> ids [2, 2]", expected=torch.tensor([[1, 0], [1, 2]])),
+        Case((_t([1.0, 4.0, 2.0], torch.float16),), label="float16 logits", expected=torch.tensor(1)),
+        Case((_t([[1.0, 4.0, 2.0], [9.0, 0.0, 9.0]], torch.bfloat16),), label="bfloat16 batch", expected=torch.tensor([1, 0])),
+        Case((torch.tensor([-3e38, 3e38, 0.0]),), label="extreme logits +-3e38", expected=torch.tensor(1)),
+    ]
+
+
+def _sample_cases() -> list[Case]:
+    n = 4000
+    two = torch.tensor([[0.9, 0.1, 0.0], [0.0, 0.2, 0.8]], dtype=torch.float64)
+    zipf = torch.tensor([1 / r for r in range(1, 201)], dtype=torch.float64)
+    zipf = (zipf / zipf.sum()).float()
+    cases = [
+        Case((torch.tensor(DYADIC), Generator(1)), label="[1/2, 1/4, 1/8, 1/8], 2000 calls on a [V] vector",
+             expected=torch.tensor(DYADIC), repeat=2000),
+        Case((torch.tensor(DYADIC).expand(n, 4).clone(), Generator(2)), label=f"the same row {n} times: a [{n}, 4] batch",
+             expected=torch.tensor(DYADIC).expand(n, 4).clone()),
+        Case((torch.tensor([0.0, 0.7, 0.0, 0.3]).expand(n, 4).clone(), Generator(3)),
+             label="zeros are never drawn: [0, 0.7, 0, 0.3]", expected=torch.tensor([0.0, 0.7, 0.0, 0.3]).expand(n, 4).clone()),
+        Case((torch.tensor([0.0, 0.0, 1.0]), Generator(4)), label="one-hot [0, 0, 1]: always 2", expected=torch.tensor([0.0, 0.0, 1.0]),
+             repeat=50),
+        Case((two.repeat_interleave(n // 2, dim=0), Generator(5)),
+             label=f"float64 batch: {n // 2} rows of [0.9, 0.1, 0] then {n // 2} of [0, 0.2, 0.8] (rows are independent)",
+             expected=two.repeat_interleave(n // 2, dim=0)),
+        Case((zipf, Generator(6)), label="Zipf over 200 tokens, 3000 calls on a [V] vector", expected=zipf, repeat=3000),
+    ]
+    ff = FALSE_FAIL / len(cases)
+    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
+
+
+# ------------------------------------------------------------------------------------------ exercise 2
+def _top_k_cases() -> list[Case]:
+    a = torch.tensor([1.0, 4.0, 2.0, 3.0])
+    ties = torch.tensor([3.0, 1.0, 3.0, 2.0, 3.0])
+    kth_tie = torch.tensor([5.0, 4.0, 4.0, 1.0])
+    masked = torch.tensor([-math.inf, 2.0, -math.inf, 1.0])
+    batch = torch.tensor([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
+    x3 = torch.tensor([[[1.0, 0.0, 2.0, -1.0], [7.0, 7.0, 7.0, 0.0]], [[0.5, 0.25, 1.0, 2.0], [-1.0, -2.0, -3.0, -4.0]]])
+    cases = [
+        Case((a, 2), label="[1, 4, 2, 3], k=2 keeps ids 1 and 3", expected=_keep(a, [1, 3])),
+        Case((ties, 2), label="three-way tie for 1st, k=2: every tied token is kept (HF's rule)", expected=_keep(ties, [0, 2, 4])),
+        Case((kth_tie, 2), label="tie at the k-th value: [5, 4, 4, 1], k=2 keeps 3 tokens", expected=_keep(kth_tie, [0, 1, 2])),
+        Case((a, 4), label="k = V keeps every token", expected=a.clone()),
+        Case((a, 10), label="k > V keeps every token (no error)", expected=a.clone()),
+        Case((a, 1), label="k=1 is greedy", expected=_keep(a, [1])),
+        Case((masked, 3), label="fewer finite logits than k: nothing more removed", expected=masked.clone()),
+        Case((batch, 1), label="batch [2, 3]: each row keeps its own top token", expected=_keep(batch, [[2], [0]])),
+        Case((x3, 2), label="3-D input [2, 2, 4]", expected=_keep(x3, [[0, 2], [0, 1, 2], [2, 3], [0, 1]])),
+        Case((a.half(), 2), label="float16 stays float16", expected=_keep(a.half(), [1, 3])),
+        Case((ties.bfloat16(), 1), label="bfloat16 with ties", expected=_keep(ties.bfloat16(), [0, 2, 4])),
+        Case((a.double(), 3), label="float64", expected=_keep(a.double(), [1, 2, 3])),
+        Case((torch.tensor([1e4, -1e4, 0.0]), 2), label="large logits [1e4, -1e4, 0]", expected=_keep(torch.tensor([1e4, -1e4, 0.0]), [0, 2])),
+        Case((torch.tensor([3e38, -3e38, 0.0]), 1), label="extreme logits +-3e38", expected=_keep(torch.tensor([3e38, -3e38, 0.0]), [0])),
+    ]
+    cases += raises_case("ValueError", a, 0, label="k=0 must raise ValueError")
+    cases += raises_case("ValueError", a, -1, label="k=-1 must raise ValueError")
+    return cases
+
+
+# ------------------------------------------------------------------------------------------ exercise 3
+def _top_p_cases() -> list[Case]:
+    three = log_probs([0.5, 0.25, 0.25])
+    shuffled = log_probs([0.125, 0.5, 0.125, 0.25])        # DYADIC in another order
+    quarter = torch.zeros(4)                                 # four ties at 1/4 each
+    tiny_tail = torch.tensor([10.0, 0.0, -20.0, -40.0])      # probabilities ~1, 4.5e-5, 2e-9, 4e-18
+    masked = torch.tensor([math.log(0.5), -math.inf, math.log(0.25), math.log(0.25)])
+    batch = torch.stack([Z, shuffled, quarter])
+    half = _t([2.0, 1.0, 0.0, -1.0], torch.float16)          # probabilities .644 .237 .087 .032
+    big = torch.tensor([1e4, 1e4 - 1.0, 0.0])                # .731 .269 0: exp(1e4) overflows
+    return [
+        Case((three, 0.5), label="[0.5, 0.25, 0.25], p=0.5: 0.5 already reaches p, keep ONE token (the seed kept 2)",
+             expected=_keep(three, [0])),
+        Case((three, 0.6), label="[0.5, 0.25, 0.25], p=0.6: the token that crosses p is kept (2 tokens)",
+             expected=_keep(three, [0, 1])),
+        Case((Z, 0.75), label="[1/2, 1/4, 1/8, 1/8], p=0.75: prefix sums to exactly p, keep 2", expected=_keep(Z, [0, 1])),
+        Case((Z, 0.76), label="[1/2, 1/4, 1/8, 1/8], p=0.76: keep 3", expected=_keep(Z, [0, 1, 2])),
+        Case((Z, 0.3), label="[1/2, 1/4, 1/8, 1/8], p=0.3: keep 1", expected=_keep(Z, [0])),
+        Case((shuffled, 0.75), label="unsorted input [1/8, 1/2, 1/8, 1/4], p=0.75: ids 1 and 3 (map back to the original order)",
+             expected=_keep(shuffled, [1, 3])),
+        Case((quarter, 0.5), label="four tied tokens at 1/4, p=0.5: any 2 of them", expected=_keep(quarter, [0, 1])),
+        Case((tiny_tail, 1.0), label="p=1 keeps every token, even with probability 4e-18", expected=tiny_tail.clone()),
+        Case((Z, 0.0), label="p=0: only min_tokens_to_keep=1 token", expected=_keep(Z, [0])),
+        Case((Z, 0.3), {"min_tokens_to_keep": 3}, label="p=0.3 but min_tokens_to_keep=3",
+             expected=_keep(Z, [0, 1, 2])),
+        Case((masked, 0.7), label="-inf entries: [1/2, -inf, 1/4, 1/4], p=0.7 keeps id 0 and one of the tied ids 2, 3",
+             expected=_keep(masked, [0, 2])),
+        Case((batch, 0.75), label="batch [3, 4]: each row has its own nucleus",
+             expected=_keep(batch, [[0, 1], [1, 3], [0, 1, 2]])),
+        Case((batch.reshape(3, 1, 4), 0.75), label="3-D input [3, 1, 4]",
+             expected=_keep(batch, [[0, 1], [1, 3], [0, 1, 2]]).reshape(3, 1, 4)),
+        Case((half, 0.85), label="float16 [2, 1, 0, -1], p=0.85: keep 2 (stays float16)", expected=_keep(half, [0, 1])),
+        Case((half.bfloat16(), 0.9), label="bfloat16 [2, 1, 0, -1], p=0.9: keep 3", expected=_keep(half.bfloat16(), [0, 1, 2])),
+        Case((Z.double(), 0.75), label="float64 [1/2, 1/4, 1/8, 1/8], p=0.75", expected=_keep(Z.double(), [0, 1])),
+        Case((big, 0.9), label="[1e4, 1e4 - 1, 0], p=0.9: exp(1e4) overflows unless you subtract the max",
+             expected=_keep(big, [0, 1])),
+    ] + raises_case("ValueError", Z, 1.5, label="p=1.5 must raise ValueError") \
+      + raises_case("ValueError", Z, 0.5, min_tokens_to_keep=0, label="min_tokens_to_keep=0 must raise ValueError")
+
+
+# ------------------------------------------------------------------------------------------ exercise 4
+def _min_p_cases() -> list[Case]:
+    flat = log_probs([0.3, 0.3, 0.2, 0.2])
+    soft = torch.tensor([2.0, 1.0, 0.0, -1.0])               # probabilities .644 .237 .087 .032
+    batch = torch.stack([Z, log_probs([0.25, 0.25, 0.25, 0.25])])
+    masked = torch.tensor([math.log(0.5), -math.inf, math.log(0.25), math.log(0.25)])
+    big = torch.tensor([1e4, 1e4 - 1.0, 1e4 - 3.0, 0.0])     # .705 .259 .035 0
+    return [
+        Case((Z, 0.4), label="[1/2, 1/4, 1/8, 1/8], min_p=0.4: threshold 0.2 keeps 2", expected=_keep(Z, [0, 1])),
+        Case((Z, 0.3), label="min_p=0.3: threshold 0.15", expected=_keep(Z, [0, 1])),
+        Case((Z, 0.2), label="min_p=0.2: threshold 0.1, keeps all", expected=Z.clone()),
+        Case((torch.tensor([2.0, 2.0, 0.0, 2.0]), 1.0), label="min_p=1 with three tied top tokens: equal is kept, all three stay",
+             expected=_keep(torch.tensor([2.0, 2.0, 0.0, 2.0]), [0, 1, 3])),
+        Case((Z, 0.0), label="min_p=0 keeps every token", expected=Z.clone()),
+        Case((Z, 1.0), label="min_p=1 keeps only the top token", expected=_keep(Z, [0])),
+        Case((flat, 0.5), label="[0.3, 0.3, 0.2, 0.2], min_p=0.5: relative to p_max, not absolute", expected=flat.clone()),
+        Case((soft, 0.1), label="logits [2, 1, 0, -1], min_p=0.1: compare probabilities, not logits",
+             expected=_keep(soft, [0, 1, 2])),
+        Case((batch, 0.6), label="batch: each row's own p_max", expected=_keep(batch, [[0], [0, 1, 2, 3]])),
+        Case((Z, 1.0), {"min_tokens_to_keep": 3}, label="min_p=1 with min_tokens_to_keep=3", expected=_keep(Z, [0, 1, 2])),
+        Case((masked, 0.4), label="-inf entries stay removed", expected=_keep(masked, [0, 2, 3])),
+        Case((soft.half(), 0.1), label="float16 stays float16", expected=_keep(soft.half(), [0, 1, 2])),
+        Case((soft.bfloat16(), 0.3), label="bfloat16, min_p=0.3", expected=_keep(soft.bfloat16(), [0, 1])),
+        Case((big, 0.1), label="[1e4, 1e4-1, 1e4-3, 0], min_p=0.1: no overflow", expected=_keep(big, [0, 1])),
+    ] + raises_case("ValueError", Z, -0.1, label="min_p=-0.1 must raise ValueError")
+
+
+# ------------------------------------------------------------------------------------------ exercise 5
+def _temperature_cases() -> list[Case]:
+    seed = torch.tensor([2.0, 1.0, 0.5, 0.1])
+    ties = torch.tensor([1.0, 3.0, 3.0, -math.inf])
+    batch = torch.tensor([[0.0, 5.0, 5.0, 5.0], [2.0, -1.0, 2.0, 0.0]])
+    exact = allclose(rtol=0, atol=0)
+    return [
+        Case((seed, 0.5), label="T=0.5 doubles every logit", expected=torch.tensor([4.0, 2.0, 1.0, 0.2]),
+             compare=filtered(rtol=1e-6)),
+        Case((seed, 2.0), label="T=2 halves every logit", expected=torch.tensor([1.0, 0.5, 0.25, 0.05]), compare=filtered(rtol=1e-6)),
+        Case((seed, 1.0), label="T=1 changes nothing", expected=seed.clone(), compare=exact),
+        Case((seed, 2), label="T given as the int 2", expected=torch.tensor([1.0, 0.5, 0.25, 0.05]), compare=filtered(rtol=1e-6)),
+        Case((seed, 0), label="T=0: greedy, the top logit keeps its value, all others -inf (no division by 0)",
+             expected=_keep(seed, [0])),
+        Case((ties, 0.0), label="T=0 with a tie: both top tokens stay", expected=_keep(ties, [1, 2])),
+        Case((batch, 0), label="T=0 on a batch", expected=_keep(batch, [[1, 2, 3], [0, 2]])),
+        Case((torch.tensor([0.0, -math.inf, 1.0]), 2.0), label="-inf stays -inf", expected=torch.tensor([0.0, -math.inf, 0.5]),
+             compare=filtered(rtol=1e-6)),
+        Case((seed.half(), 0.5), label="float16 stays float16", expected=torch.tensor([4.0, 2.0, 1.0, 0.2]).half(),
+             compare=filtered(rtol=1e-3)),
+        Case((seed.bfloat16(), 0), label="bfloat16 at T=0", expected=_keep(seed.bfloat16(), [0])),
+    ] + raises_case("ValueError", seed, -1.0, label="T=-1 must raise ValueError")
+
+
+def _penalty_cases() -> list[Case]:
+    z = torch.tensor([2.0, -1.0, 0.5, 3.0])
+    ids = lambda *v: torch.tensor(v, dtype=torch.long)  # noqa: E731
+    cmp = filtered(rtol=1e-6)
+    return [
+        Case((z, ids(0, 1), 2.0), label="[2, -1, 0.5, 3], seen {0, 1}, penalty 2: positive / 2, negative * 2",
+             expected=torch.tensor([1.0, -2.0, 0.5, 3.0]), compare=cmp),
+        Case((z, ids(0, 0, 0), 2.0), label="a token seen 3 times is penalised once", expected=torch.tensor([1.0, -1.0, 0.5, 3.0]),
+             compare=cmp),
+        Case((z, ids(), 2.0), label="no previous tokens: unchanged", expected=z.clone(), compare=cmp),
+        Case((z, ids(0, 1, 2, 3), 1.0), label="penalty 1: unchanged", expected=z.clone(), compare=cmp),
+        Case((torch.tensor([0.0, 1.0]), ids(0, 1), 2.0), label="a logit of 0 stays 0", expected=torch.tensor([0.0, 0.5]), compare=cmp),
+        Case((z, ids(0, 1), 0.5), label="penalty 0.5 < 1 boosts seen tokens", expected=torch.tensor([4.0, -0.5, 0.5, 3.0]), compare=cmp),
+        Case((torch.stack([z, z]), torch.tensor([[0, 1], [3, 3]]), 2.0), label="batch: each row has its own history",
+             expected=torch.tensor([[1.0, -2.0, 0.5, 3.0], [2.0, -1.0, 0.5, 1.5]]), compare=cmp),
+        Case((torch.tensor([-math.inf, 1.0, 4.0]), ids(0, 2), 2.0), label="-inf stays -inf",
+             expected=torch.tensor([-math.inf, 1.0, 2.0]), compare=cmp),
+        Case((z.half(), ids(3), 2.0), label="float16 stays float16", expected=torch.tensor([2.0, -1.0, 0.5, 1.5]).half(), compare=cmp),
+        Case((z, [1, 3], 2.0), label="previous ids given as a Python list", expected=torch.tensor([2.0, -2.0, 0.5, 1.5]), compare=cmp),
+    ]
+
+
+def _pipeline_cases() -> list[Case]:
+    seed = torch.tensor([2.0, 1.0, 0.5, 0.1])
+    forty = log_probs([0.4, 0.3, 0.2, 0.1])
+    z = torch.tensor([2.0, -1.0, 0.5, 3.0])
+    cmp = filtered(rtol=1e-6)
+    # T=0.5 on [1/2, 1/4, 1/8, 1/8] squares the probabilities: [16, 4, 1, 1] / 22.
+    sq = [16 / 22, 4 / 22, 1 / 22, 1 / 22]
+    return [
+        Case((seed,), label="default settings change nothing", expected=seed.clone(), compare=cmp),
+        Case((seed,), {"temperature": 0}, label="temperature=0: greedy mask, no division", expected=_keep(seed, [0]), compare=cmp),
+        Case((seed,), {"temperature": 0.5, "top_k": 2}, label="T=0.5 then top-k=2", expected=_keep(seed * 2, [0, 1]), compare=cmp),
+        Case((Z,), {"temperature": 0.5, "top_p": 0.8},
+             label=f"temperature BEFORE top-p: T=0.5 makes [1/2,1/4,1/8,1/8] into {[round(v, 3) for v in sq]}, p=0.8 keeps 2",
+             expected=_keep(Z * 2, [0, 1]), compare=cmp),
+        Case((forty,), {"top_k": 2, "top_p": 0.5},
+             label="top-k before top-p: [.4, .3, .2, .1] -> top-2 renormalised [.57, .43] -> p=0.5 keeps 1",
+             expected=_keep(forty, [0]), compare=cmp),
+        Case((forty,), {"top_p": 0.5, "min_p": 0.5},
+             label="top-p then min-p: p=0.5 keeps [.4, .3]; min_p=0.5 then keeps both (0.3 >= 0.2)",
+             expected=_keep(forty, [0, 1]), compare=cmp),
+        Case((log_probs([0.45, 0.35, 0.1, 0.1]),), {"top_p": 0.5, "min_p": 0.3},
+             label="top-p before min-p: p=0.5 keeps [.45, .35], min-p=0.3 keeps both (min-p first would leave 1)",
+             expected=_keep(log_probs([0.45, 0.35, 0.1, 0.1]), [0, 1]), compare=cmp),
+        Case((z,), {"repetition_penalty": 2.0, "previous_ids": torch.tensor([3]), "temperature": 0.5, "top_k": 1},
+             label="penalty first: 3 -> 1.5, then T=0.5 and top-k=1 pick id 0", expected=_keep(z * 2, [0]), compare=cmp),
+        Case((z,), {"repetition_penalty": 2.0, "previous_ids": torch.tensor([3])}, label="penalty alone",
+             expected=torch.tensor([2.0, -1.0, 0.5, 1.5]), compare=cmp),
+        Case((torch.stack([seed, seed.flip(0)]),), {"temperature": 0}, label="batch [2, 4] at T=0",
+             expected=_keep(torch.stack([seed, seed.flip(0)]), [[0], [3]]), compare=cmp),
+        Case((torch.stack([z, z]),), {"repetition_penalty": 2.0, "previous_ids": torch.tensor([[3], [0]]), "top_k": 2},
+             label="batch with per-row histories, then top-k=2",
+             expected=_keep(torch.tensor([[2.0, -1.0, 0.5, 1.5], [1.0, -1.0, 0.5, 3.0]]), [[0, 3], [0, 3]]), compare=cmp),
+        Case((seed.half(),), {"temperature": 2.0, "top_k": 3}, label="float16 stays float16",
+             expected=_keep(torch.tensor([1.0, 0.5, 0.25, 0.05]).half(), [0, 1, 2]), compare=filtered(rtol=1e-3)),
+    ]
+
+
+def _sample_next_cases() -> list[Case]:
+    n = 4000
+    rows = lambda x: x.expand(n, x.shape[-1]).clone()  # noqa: E731
+    probs = lambda v: rows(torch.tensor(v, dtype=torch.float64))  # noqa: E731
+    sq = [16 / 22, 4 / 22, 1 / 22, 1 / 22]                      # T = 0.5: p^2, renormalised
+    rt = [math.sqrt(v) for v in DYADIC]
+    rt = [v / sum(rt) for v in rt]                              # T = 2: sqrt(p), renormalised
+    z = log_probs(DYADIC)
+    cases = [
+        Case((rows(z), Generator(11)), label="default settings: [1/2, 1/4, 1/8, 1/8]", expected=probs(DYADIC)),
+        Case((z, Generator(12)), label="a [V] vector, 1500 calls", expected=torch.tensor(DYADIC, dtype=torch.float64),
+             repeat=1500),
+        Case((rows(torch.tensor([1.0, 3.0, 3.0, 0.0])), Generator(13)), {"temperature": 0},
+             label="temperature=0 is greedy: always id 1 (the lowest of the tied ids)", expected=probs([0, 1, 0, 0])),
+        Case((rows(z), Generator(14)), {"top_k": 2}, label="top-k=2: [2/3, 1/3, 0, 0]", expected=probs([2 / 3, 1 / 3, 0, 0])),
+        Case((rows(z), Generator(15)), {"top_p": 0.5}, label="top-p=0.5: only id 0 (0.5 reaches p)", expected=probs([1, 0, 0, 0])),
+        Case((rows(z), Generator(16)), {"temperature": 0.5}, label="T=0.5: p^2 renormalised", expected=probs(sq)),
+        Case((rows(z), Generator(17)), {"temperature": 2.0}, label="T=2: sqrt(p) renormalised", expected=probs(rt)),
+        Case((rows(z), Generator(18)), {"min_p": 0.4}, label="min-p=0.4: [2/3, 1/3, 0, 0]", expected=probs([2 / 3, 1 / 3, 0, 0])),
+        Case((rows(z), Generator(19)), {"repetition_penalty": 2.0, "previous_ids": torch.zeros(n, 1, dtype=torch.long)},
+             label="penalty 2 on id 0: log(1/2) * 2 = log(1/4): [1/3, 1/3, 1/6, 1/6]",
+             expected=probs([1 / 3, 1 / 3, 1 / 6, 1 / 6])),
+        Case((rows(z), Generator(20)), {"temperature": 0.5, "top_p": 0.8}, label="T=0.5 then top-p=0.8: [0.8, 0.2, 0, 0]",
+             expected=probs([0.8, 0.2, 0, 0])),
+    ]
+    ff = FALSE_FAIL / len(cases)
+    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
+
+
+# ------------------------------------------------------------------------------------------ exercise 6
+def _distinct_cases() -> list[Case]:
+    cmp = number_close()
+    return [
+        Case(([[1, 2, 3, 4]], 1), label="4 different tokens: distinct-1 = 4/4", expected=1.0, compare=cmp),
+        Case(([[1, 1, 1, 1]], 1), label="one token repeated: distinct-1 = 1/4", expected=0.25, compare=cmp),
+        Case(([[1, 2, 1, 2, 1]], 2), label="[1,2,1,2,1]: bigrams (1,2),(2,1),(1,2),(2,1): 2/4", expected=0.5, compare=cmp),
+        Case(([[1, 2, 3], [1, 2, 3]], 2), label="pooled over sequences: 2 distinct of 4 bigrams", expected=0.5, compare=cmp),
+        Case(([[1, 2], [3, 4]], 2), label="n-grams never cross sequences: (1,2),(3,4) -> 2/2", expected=1.0, compare=cmp),
+        Case(([[5], [5, 6, 7]], 2), label="a sequence shorter than n has no n-grams: 2/2", expected=1.0, compare=cmp),
+        Case(([[1, 2, 3, 1, 2, 3]], 3), label="trigrams: (1,2,3),(2,3,1),(3,1,2),(1,2,3) -> 3/4", expected=0.75, compare=cmp),
+        Case(([[1]], 2), label="no n-grams at all: 0.0", expected=0.0, compare=cmp),
+    ]
+
+
+def _loop_cases() -> list[Case]:
+    cases = [
+        ([1, 2, 3, 4, 5, 6], {}, False, "no repetition"),
+        ([9, 8, 7, 7, 7], {}, True, "ends with one token 3 times (period 1)"),
+        ([9, 1, 2, 1, 2, 1, 2], {}, True, "ends with (1, 2) 3 times (period 2)"),
+        ([1, 2, 1, 2, 9], {}, False, "a repeat that does not reach the end is not a loop"),
+        ([4, 4, 4, 4, 5], {}, False, "a loop earlier in the text, then something else: not ending in a loop"),
+        ([1, 2, 1, 2], {}, False, "(1, 2) only twice: below min_repeats=3"),
+        ([1, 2, 1, 2], {"min_repeats": 2}, True, "(1, 2) twice with min_repeats=2"),
+        ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {}, True, "period 4, 3 times"),
+        ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 3}, False, "period 4 but max_period=3"),
+        ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 4}, True, "period 4 with max_period=4 (inclusive)"),
+        ([7, 7], {}, False, "too short for 3 repeats"),
+        ([], {}, False, "empty sequence"),
+    ]
+    return [Case((ids,), kw, label=f"{label}: {ids}" + (f" {kw}" if kw else ""), expected=exp, compare=boolean)
+            for ids, kw, exp, label in cases]
+
+
+CHECKS = [
+    Check("greedy", "greedy", _greedy_cases, exact(),
+          hint="argmax over the last dim (dim=-1), which already returns the first of tied maxima; return the ids tensor."),
+    Check("sample", "sample", _sample_cases, sampler_fit(FALSE_FAIL),
+          hint="draw u ~ U[0, 1) per row with torch.rand(..., generator=generator), then the first index whose "
+               "cumulative probability exceeds u (torch.searchsorted(cdf, u, right=True)); shape [...] out."),
+    Check("top_k_filter", "top_k_filter", _top_k_cases, filtered(),
+          hint="threshold = the k-th largest value of each row (torch.topk(...).values[..., -1:]); keep logits >= it "
+               "(ties kept), others -inf; k >= V keeps all; never modify the input."),
+    Check("top_p_filter", "top_p_filter", _top_p_cases, filtered(),
+          hint="sort descending, softmax (in float32), mass_before = cumsum - probs; keep where mass_before < p, plus "
+               "the first min_tokens_to_keep; scatter the mask back to the original order; p == 1 keeps all."),
+    Check("min_p_filter", "min_p_filter", _min_p_cases, filtered(),
+          hint="probabilities (softmax, float32) >= min_p * the row's max probability are kept (equal is kept); "
+               "plus the min_tokens_to_keep most likely."),
+    Check("apply_temperature", "apply_temperature", _temperature_cases, filtered(),
+          hint="logits / T for T > 0 (out of place); T == 0: keep the row max(es) at their value, -inf elsewhere."),
+    Check("penalize_repeats", "penalize_repeats", _penalty_cases, filtered(rtol=1e-6),
+          hint="build a boolean 'seen' mask with scatter (once per token, per row); seen logits > 0 are divided by "
+               "the penalty, seen logits <= 0 multiplied; work on a copy."),
+    Check("process_logits", "process_logits", _pipeline_cases, filtered(rtol=1e-6),
+          hint="penalty -> temperature -> top-k -> top-p -> min-p, each step returning a new tensor."),
+    Check("sample_next", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL),
+          hint="temperature == 0: greedy(...) of the processed logits; otherwise sample(softmax(process_logits(...)))."),
+    Check("distinct_n", "distinct_n", _distinct_cases, number_close(),
+          hint="collect tuple(seq[i:i+n]) for every sequence separately; len(set) / len(list); 0.0 if the list is empty."),
+    Check("ends_in_loop", "ends_in_loop", _loop_cases, boolean,
+          hint="for each period s in 1..max_period: are the last s * min_repeats ids min_repeats copies of one block?"),
+]
