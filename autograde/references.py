@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from autograde.course import Course, check_calls, is_autograded_test, is_demo, read_notebook
-from autograde.hidden import case_fingerprint
+from autograde.hidden import FORMAT, case_fingerprint, same_inputs
 from course_lib.checks.engine import MISSING, decode, encode, run_cases
 
-FORMAT = 1
 _NAMESPACES: dict[tuple[str, str, str], dict] = {}
 
 
@@ -96,12 +95,12 @@ def compute_references(course: Course, assignment: str) -> dict:
                     if case.raises not in out.raised:
                         raise ReferenceFailure(f"reference {chk.reference_name} does not raise {case.raises} on case "
                                               f"{case.label!r} of {name!r}")
-                    stored.append({"label": case.label, "inputs_sha256": case_fingerprint(case)})
+                    stored.append({"label": case.label, **case_fingerprint(case)})
                     continue
                 if out.error or out.mutated:
                     raise ReferenceFailure(f"reference {chk.reference_name} failed on case {case.label!r} of {name!r}: "
                                           f"{out.error or 'mutated ' + ', '.join(out.mutated)}")
-                entry = {"label": case.label, "inputs_sha256": case_fingerprint(case)}
+                entry = {"label": case.label, **case_fingerprint(case)}
                 if case.expected is MISSING:
                     entry["expected"] = encode(out.value)
                 stored.append(entry)
@@ -109,8 +108,9 @@ def compute_references(course: Course, assignment: str) -> dict:
     return {"assignment": assignment, "format": FORMAT, "checks": checks}
 
 
-def _case_keys(entry: dict) -> list[tuple[str, str]]:
-    return [(c["label"], c["inputs_sha256"]) for c in entry["cases"]]
+def _same_cases(stored: dict, fresh: dict) -> bool:
+    s, f = stored["cases"], fresh["cases"]
+    return len(s) == len(f) and all(a["label"] == b["label"] and same_inputs(a, b) for a, b in zip(s, f))
 
 
 def verify_references(course: Course, assignment: str) -> list[str]:
@@ -132,7 +132,7 @@ def verify_references(course: Course, assignment: str) -> list[str]:
             continue
         chk = registry.get(name)
         cases = chk.cases()
-        if _case_keys(s) != _case_keys(f):
+        if not _same_cases(s, f):
             problems.append(f"{name}: stored cases differ from the check's cases")
             continue
         for case, sc, fc in zip(cases, s["cases"], f["cases"]):

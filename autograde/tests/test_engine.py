@@ -186,3 +186,19 @@ def test_raises_case_passes_only_on_that_exception_in_and_out_of_process():
     assert "expected ValueError, but your function raised TypeError" in \
         judge(chk, cases(), run_cases(chk, wrong_type), [None]).message
     evaluate(chk, good, quiet=True)    # a raises case needs no expected value
+
+
+def test_case_fingerprints_ignore_rounding_noise_but_not_edits():
+    """Stored references stay valid on another CPU (inputs made by float math differ in their last bits)."""
+    from autograde.hidden import case_fingerprint, same_inputs
+    g = torch.Generator().manual_seed(0)
+    probs = torch.softmax(torch.randn(4, 1000, generator=g), dim=-1)
+    stored = case_fingerprint(Case((probs, 3), label="probs"))
+    noisy = torch.nextafter(probs, torch.full_like(probs, 2.0))  # every value one ulp up: a different CPU
+    assert same_inputs(stored, case_fingerprint(Case((noisy, 3), label="probs")))
+    edited = probs.clone()
+    edited[0, 0] *= 2  # an instructor's edit of one value
+    tiny = probs.clone()
+    tiny[1, 1] = 1e-9  # one value made tiny
+    for other in [(edited, 3), (tiny, 3), (probs, 4), (probs.double(), 3), (probs.flip(-1), 3)]:
+        assert not same_inputs(stored, case_fingerprint(Case(other, label="probs"))), other
