@@ -192,6 +192,11 @@ class Grader:
         self._fingerprint_base = ""
         self._model: Path | None = None
 
+    @property
+    def fingerprint(self) -> str:
+        """Hash of everything grading depends on (harness, checks, limits, notebooks); set by prepare()."""
+        return self._fingerprint_base
+
     # ------------------------------------------------------------------------------------------- setup
     def prepare(self, assignments: list[str]) -> None:
         """Build each assignment's template gradebook; refuse to grade against stale student notebooks."""
