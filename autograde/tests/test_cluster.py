@@ -1,0 +1,259 @@
+"""Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a local run, workers killed.
+
+Cost, measured on the 2-core machine: each graded fixture student costs ~14 s (kernel, verification outside
+it, feedback), so the class is small: 8 submissions graded locally (2 threads) and on 2 Dask worker
+processes, one of them killed mid-task (~2.5 min together); a worker killed with no retries allowed ~30 s;
+refusals, the SLURM job script and the command line ~25 s.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from autograde import cluster  # noqa: E402
+from autograde.course import REPO  # noqa: E402
+from autograde.grade import Limits, grade  # noqa: E402
+from autograde.tests.conftest import REAL_ASSIGNMENTS, student_notebook, submit  # noqa: E402
+
+# a short cell limit keeps the hanging students cheap; long enough for a check cell importing torch under load
+LIMITS = Limits(wall_s=120, memory_bytes=2 << 30, cell_timeout=6)
+DOUBLE, SQUARE, WHY = "def double(x):\n    return {}\n", "def square(x):\n    return {}\n", "Because 2x = x + x."
+
+
+def _answers(double: str = "2 * x", square: str = "x * x", prefix: str = "") -> dict[str, str]:
+    return {"double": prefix + DOUBLE.format(double), "square": SQUARE.format(square), "a_why": WHY}
+
+
+def _class(course, folder: Path) -> dict[str, tuple[float, str]]:
+    """8 submissions: correct, wrong, untouched, hanging, crashing, attacking, broken, missing.
+
+    Returns student -> (score, status) for those whose outcome is fixed by the course (not the attacks,
+    whose outcome depends on how well grading resists them: the test only asks the cluster to agree).
+    (Each graded submission costs ~10 s of CPU with its verification outside the kernel: the class is small.)
+    """
+    known = {}
+    for i, (d, s) in enumerate([("2 * x", "x * x")]):
+        submit(folder, f"ok{i}", student_notebook(course, _answers(d, s)))
+        known[f"ok{i}"] = (3, "needs_manual_grade")
+    submit(folder, "wrong_float", student_notebook(course, _answers("2 * float(x)")))
+    submit(folder, "untouched", student_notebook(course))
+    known.update({"wrong_float": (1, "needs_manual_grade"), "untouched": (0, "graded")})
+    # hanging: stopped at the per-cell limit, the rest of the notebook graded
+    submit(folder, "hang_loop", student_notebook(course, {**_answers(), "double": "def double(x):\n    while True:\n"
+                                                                                  "        pass\n"}))
+    known.update({"hang_loop": (1, "timeout")})
+    # crashing: the kernel dies
+    submit(folder, "crash_exit", student_notebook(course, _answers(prefix="import os\nos._exit(3)\n")))
+    # attacking the checks or the grader
+    submit(folder, "attack_background", student_notebook(course, _answers(
+        prefix="import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(998.5)'])\n")))
+    text = json.dumps(student_notebook(course, _answers()))
+    submit(folder, "broken", text[: len(text) // 3])
+    (folder / "absent" / "fx").mkdir(parents=True)
+    known.update({"broken": (0, "invalid_notebook"), "absent": (0, "missing")})
+    return known
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def _executing(dask_worker) -> list[str]:
+    return [str(ts.key) for ts in dask_worker.state.executing]
+
+
+class Killer(threading.Thread):
+    """Kills (SIGKILL) the worker process grading `student` once that task has run for `after` seconds."""
+
+    def __init__(self, client, student: str, after: float = 1.5):
+        super().__init__(daemon=True)
+        self.client, self.student, self.after = client, student, after
+        self.killed: list[tuple[str, int]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        pids = self.client.run(os.getpid)
+        seen = None
+        while not self.stop.is_set() and not self.killed:
+            try:
+                running = self.client.run(_executing)
+            except Exception:
+                running = {}
+            addr = next((a for a, keys in running.items() if any(k.endswith(f"-{self.student}/fx") for k in keys)), None)
+            if addr and seen is None:
+                seen = time.monotonic()
+            if addr and time.monotonic() - seen >= self.after:
+                os.kill(pids[addr], signal.SIGKILL)
+                self.killed.append((addr, pids[addr]))
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def graded(fx_course, tmp_path_factory):
+    """The class graded locally (the reference) and on a 2-process LocalCluster with one worker killed."""
+    from distributed import Client
+    folder = tmp_path_factory.mktemp("class")
+    known = _class(fx_course, folder)
+    t0 = time.monotonic()
+    seq = tmp_path_factory.mktemp("seq")
+    grade(fx_course, folder, seq, workers=2, limits=LIMITS, log=lambda *_: None)
+    t_seq = time.monotonic() - t0
+    out = tmp_path_factory.mktemp("cluster")
+    lc = cluster.local_cluster(2, LIMITS)
+    try:
+        with Client(lc) as client:
+            killer = Killer(client, "hang_loop")
+            killer.start()
+            t0 = time.monotonic()
+            records = cluster.grade_on_cluster(fx_course, folder, out, client, limits=LIMITS, log=lambda *_: None)
+            t_cluster = time.monotonic() - t0
+            killer.stop.set()
+            killer.join()
+            allowed = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
+    finally:
+        lc.close()
+    print(f"\nlocal (2 threads) {t_seq:.1f} s, cluster of 2 {t_cluster:.1f} s for {len(records)} submissions")
+    return {"folder": folder, "known": known, "seq": seq, "out": out, "records": records, "killed": killer.killed,
+            "allowed": allowed}
+
+
+def test_cluster_csv_is_byte_identical_to_the_local_run(graded):
+    seq, out = graded["seq"], graded["out"]
+    assert (out / "grades.csv").read_bytes() == (seq / "grades.csv").read_bytes()
+    rows = {r["student"]: r for r in _rows(out / "grades.csv")}
+    assert len(rows) == 8
+    assert {s: (float(rows[s]["score"]), rows[s]["status"]) for s in graded["known"]} == \
+        {s: (float(sc), st) for s, (sc, st) in graded["known"].items()}
+    assert rows["crash_exit"]["status"] == "kernel_died"
+    # the gradebook for formgrader was merged from the cluster's results too
+    assert (out / "gradebook.db").exists() and not list(out.glob(".cluster-*")) and not (out / ".work").exists()
+
+
+def test_a_worker_killed_mid_task_loses_nothing(graded):
+    """The worker grading hang_loop was SIGKILLed mid-task; the task ran again and its row is the same."""
+    assert graded["allowed"] == cluster.ALLOWED_FAILURES
+    assert len(graded["killed"]) == 1, "the killer never saw hang_loop's task running"
+    seq = {r["student"]: r for r in _rows(graded["seq"] / "grades.csv")}
+    got = {r["student"]: r for r in _rows(graded["out"] / "grades.csv")}
+    assert got["hang_loop"] == seq["hang_loop"] and got["hang_loop"]["status"] == "timeout"
+    for student in seq:
+        assert (graded["out"] / "details" / student / "fx.json").exists()
+
+
+def test_no_process_outlives_the_cluster_run(graded):
+    import psutil
+    left = [p for p in psutil.process_iter(["cmdline"]) if "time.sleep(998.5)" in " ".join(p.info["cmdline"] or [])]
+    assert left == []
+    jobs = [p for p in psutil.process_iter(["environ"])
+            if str(graded["out"]) in ((p.info["environ"] or {}).get("AUTOGRADE_JOB") or "")]
+    assert jobs == []
+
+
+def test_a_task_whose_workers_keep_dying_is_reported_not_dropped(fx_course, tmp_path):
+    """With no retries allowed, killing the worker of a task makes an `error` row saying the worker was lost."""
+    from distributed import Client
+    folder = tmp_path / "subs"
+    submit(folder, "a_hang", student_notebook(fx_course, {**_answers(), "square": "import time\ndef square(x):\n"
+                                                                                  "    time.sleep(600)\n"}))
+    submit(folder, "b_ok", student_notebook(fx_course, _answers()))
+    lc = cluster.local_cluster(2, LIMITS, allowed_failures=0)
+    try:
+        with Client(lc) as client:
+            killer = Killer(client, "a_hang")
+            killer.start()
+            records = cluster.grade_on_cluster(fx_course, folder, tmp_path / "out", client, limits=LIMITS,
+                                               log=lambda *_: None, merge=False)
+            killer.stop.set()
+            killer.join()
+    finally:
+        lc.close()
+    assert len(killer.killed) == 1
+    rows = {r["student"]: r for r in _rows(tmp_path / "out" / "grades.csv")}
+    assert set(rows) == {"a_hang", "b_ok"} and [r["student"] for r in records] == ["a_hang", "b_ok"]
+    assert (rows["a_hang"]["status"], rows["a_hang"]["score"], rows["a_hang"]["max_score"]) == ("error", "0", "4")
+    assert rows["a_hang"]["detail"].startswith("worker lost")
+    assert (rows["b_ok"]["status"], rows["b_ok"]["score"]) == ("needs_manual_grade", "3")
+    detail = json.loads((tmp_path / "out" / "details" / "a_hang" / "fx.json").read_text())
+    assert detail["status"] == "error" and "fingerprint" not in detail  # the next run regrades it
+
+
+def _thread_cluster(resources: dict | None):
+    """A one-worker cluster in this process (so monkeypatches reach the worker); ~1 s."""
+    from distributed import LocalCluster
+    return LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                        resources=resources)
+
+
+def test_refuses_when_the_sandbox_is_required_but_unavailable(fx_course, tmp_path, monkeypatch):
+    from distributed import Client
+
+    from autograde import sandbox
+    monkeypatch.setattr(sandbox, "unavailable", lambda: "the grader is not root, so it cannot run student code "
+                                                        "as another user")
+    monkeypatch.setattr(cluster, "_GRADERS", {})
+    submit(tmp_path / "subs", "s", student_notebook(fx_course, _answers()))
+    with _thread_cluster(cluster.task_resources(LIMITS)) as lc, Client(lc) as client:
+        with pytest.raises(RuntimeError, match="cannot grade safely: the grader is not root"):
+            cluster.grade_on_cluster(fx_course, tmp_path / "subs", tmp_path / "out", client, limits=LIMITS,
+                                     log=lambda *_: None)
+    assert not (tmp_path / "out" / "grades.csv").exists()
+
+
+def test_refuses_workers_without_the_resources_a_task_needs(fx_course, tmp_path):
+    from distributed import Client
+    submit(tmp_path / "subs", "s", student_notebook(fx_course, _answers()))
+    small = {cluster.CORES: 1, cluster.MEMORY: LIMITS.memory_bytes // 2}
+    with _thread_cluster(small) as lc, Client(lc) as client:
+        with pytest.raises(RuntimeError, match=r"no worker can take a grading task .*--nthreads 1 --resources"):
+            cluster.grade_on_cluster(fx_course, tmp_path / "subs", tmp_path / "out", client, limits=LIMITS,
+                                     log=lambda *_: None, wait_s=0)
+
+
+def test_slurm_workers_declare_one_core_and_their_memory_share():
+    pytest.importorskip("dask_jobqueue")
+    sc = cluster.slurm_cluster(Limits(memory_bytes=4 << 30), jobs=3, cores=8, memory="64GiB", queue="grading",
+                               walltime="01:00:00", scheduler_options={"host": "127.0.0.1", "dashboard_address": None})
+    try:
+        script = sc.job_script()
+    finally:
+        sc.close()
+    assert "#SBATCH -p grading" in script and "#SBATCH -t 01:00:00" in script
+    assert "--nthreads 1" in script and "--nworkers 8" in script
+    assert f"--resources {cluster.CORES}=1,{cluster.MEMORY}={8 << 30}" in script  # 64 GiB / 8
+    with pytest.raises(RuntimeError, match="leaves 2.0 GiB per grading"):
+        cluster.slurm_cluster(Limits(memory_bytes=4 << 30), cores=8, memory="16GiB")
+
+
+def test_unknown_cluster_spec():
+    with pytest.raises(ValueError, match="expected local:N"):
+        cluster.connect("yarn:3", LIMITS)
+
+
+@pytest.mark.skipif(not REAL_ASSIGNMENTS, reason="no solutions/ in this checkout")
+def test_command_line_with_a_local_cluster(tmp_path):
+    """`python -m autograde grade --cluster local:2` end to end, on submissions that need no kernel."""
+    import subprocess
+    import sys
+
+    a = REAL_ASSIGNMENTS[0]
+    subs = tmp_path / "submitted"
+    (subs / "nobody" / a).mkdir(parents=True)
+    (subs / "broken" / a).mkdir(parents=True)
+    (subs / "broken" / a / f"{a}.ipynb").write_text('{"cells": [')
+    res = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subs), "--out", str(tmp_path / "out"),
+                          "--assignment", a, "--cluster", "local:2"], capture_output=True, text=True, cwd=REPO)
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = {r["student"]: r for r in _rows(tmp_path / "out" / "grades.csv")}
+    assert rows["nobody"]["status"] == "missing" and rows["broken"]["status"] == "invalid_notebook"
+    assert float(rows["broken"]["max_score"]) > 0 and "on 2 worker(s)" in res.stdout
