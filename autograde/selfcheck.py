@@ -5,8 +5,8 @@
    (``autograde/bugzoo/<assignment>/*.py``: a docstring, ``TARGET = "<exercise>"`` and a wrong definition of
    that function) fails at least one check of its exercise; each graded exercise has ``min_bugs`` entries;
 3. through the real grading pipeline (nbgrader, demo cells skipped): the instructor notebook scores full
-   marks on every autograded test with no error anywhere, also after all its metadata and cell ids were
-   stripped (as Colab does), and the untouched student notebook scores 0 on every autograded test, with no
+   marks on every autograded test with no error anywhere after all its metadata and cell ids were stripped
+   (as Colab does; it must rebuild to the same cells as the unstripped notebook, so one grading covers both), and the untouched student notebook scores 0 on every autograded test, with no
    error outside test cells other than NotImplementedError.
 """
 
@@ -167,19 +167,28 @@ def _run_zoo(course: Course, assignment: str, by_exercise: dict, counts: dict, l
 
 def check_notebooks(course: Course, assignments: list[str], workers: int = 2, log=print) -> list[str]:
     """Grade the instructor notebooks (must be perfect) and the untouched student notebooks (must score 0)."""
+    import nbformat
+
     from autograde.grade import grade
+    from autograde.sanitize import rebuild
 
     problems = []
     with tempfile.TemporaryDirectory(prefix="autograde-selfcheck-") as tmp:
         subs = Path(tmp) / "submitted"
         for a in assignments:
             for p in course.source_notebooks(a):
-                (subs / "reference" / a).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(p, subs / "reference" / a / p.name)
                 # the same answers after an editor dropped all metadata and renumbered cell ids (Colab does)
                 nb = json.loads(p.read_text())
                 for i, cell in enumerate(nb["cells"]):
                     cell["metadata"], cell["id"] = {}, f"stripped-{i}"
+                # Grading sees only the rebuilt notebook: when the instructor notebook and its stripped copy
+                # rebuild to the same cells (ids aside), grading the stripped one proves both (and halves the cost).
+                release = nbformat.read(str(course.release_notebook(a, p.stem)), as_version=4)
+                cells = [[(c.cell_type, c.source, c.metadata) for c in rebuild(raw, release)[0].cells]
+                         for raw in (p.read_bytes(), json.dumps(nb).encode())]
+                if cells[0] != cells[1]:
+                    problems.append(f"{a}/{p.name}: the instructor notebook and its stripped copy rebuild "
+                                    "differently: grading would depend on the student's metadata")
                 (subs / "stripped" / a).mkdir(parents=True, exist_ok=True)
                 (subs / "stripped" / a / p.name).write_text(json.dumps(nb))
                 (subs / "untouched" / a).mkdir(parents=True, exist_ok=True)
@@ -196,7 +205,7 @@ def check_notebooks(course: Course, assignments: list[str], workers: int = 2, lo
             problems.append(f"{who} notebook of {a}: status {r['status']}: {r['detail']}")
         for name, nb in r["notebooks"].items():
             auto = [t for t in nb["tests"] if t["result"] in ("passed", "failed")]
-            if who in ("reference", "stripped"):
+            if who == "stripped":
                 problems += [f"{who} {a}/{name}: test {t['grade_id']} scored {t['points']:g}/{t['max_points']:g}: "
                              f"{t.get('error', '')}" for t in auto if t["points"] != t["max_points"]]
                 problems += [f"{who} {a}/{name}: cell {e['cell']} raised {e['ename']}"
