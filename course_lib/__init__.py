@@ -5,16 +5,29 @@ It never contains the answers to graded exercises.
 
 from __future__ import annotations
 
-import torch
-
-from .model import KVCache, ModelConfig, Trace, Transformer
-from .tokenizer import ModelTokenizer, build_model_tokenizer, chat_prompt, cl100k_base, enable_offline_cl100k
-
 __all__ = ["KVCache", "ModelConfig", "ModelTokenizer", "Trace", "Transformer", "build_model_tokenizer", "chat_prompt",
            "cl100k_base", "load_model", "pick_device"]
 
-# The seed's `tiktoken.get_encoding("cl100k_base")` must work offline once the course is imported.
-enable_offline_cl100k()
+try:
+    import torch
+
+    from .model import KVCache, ModelConfig, Trace, Transformer
+    from .tokenizer import ModelTokenizer, build_model_tokenizer, chat_prompt, cl100k_base, enable_offline_cl100k
+except ModuleNotFoundError as e:
+    # A fresh Colab runtime: the notebook's first cell imports course_lib.colab to install what is missing
+    # (course_lib.colab.setup() then reloads this package). Anything else says what to do.
+    _MISSING: ModuleNotFoundError | None = e
+else:
+    _MISSING = None
+    # The seed's `tiktoken.get_encoding("cl100k_base")` must work offline once the course is imported.
+    enable_offline_cl100k()
+
+
+def __getattr__(name: str):
+    if _MISSING is not None and name in __all__:
+        raise ModuleNotFoundError(f"course_lib needs the package {_MISSING.name!r}, which is not installed: run the "
+                                  "notebook's first cell (on Colab) or `pip install -e .` in the course folder")
+    raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
 
 
 _LOADED: dict[tuple[str, torch.dtype], tuple[Transformer, ModelTokenizer]] = {}
