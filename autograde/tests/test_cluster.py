@@ -1,9 +1,9 @@
-"""Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a local run, workers killed.
+"""Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a sequential run, workers killed.
 
 Cost, measured on the 2-core machine: each graded fixture student costs ~14 s (kernel, verification outside
-it, feedback), so the class is small: 8 submissions graded locally (2 threads) and on 2 Dask worker
-processes, one of them killed mid-task (~2.5 min together); a worker killed with no retries allowed ~30 s;
-refusals, the SLURM job script and the command line ~25 s.
+it, feedback), so the class is small (issue 10 asks for >= 20: not affordable in CI's budget at this cost):
+8 submissions graded sequentially and on 2 Dask worker processes, one of them killed mid-task (~3 min); a
+worker killed with no retries allowed ~30 s; refusals, the SLURM job script and the command line ~25 s.
 """
 
 from __future__ import annotations
@@ -101,13 +101,13 @@ class Killer(threading.Thread):
 
 @pytest.fixture(scope="module")
 def graded(fx_course, tmp_path_factory):
-    """The class graded locally (the reference) and on a 2-process LocalCluster with one worker killed."""
+    """The class graded sequentially (the reference) and on a 2-process LocalCluster with one worker killed."""
     from distributed import Client
     folder = tmp_path_factory.mktemp("class")
     known = _class(fx_course, folder)
     t0 = time.monotonic()
     seq = tmp_path_factory.mktemp("seq")
-    grade(fx_course, folder, seq, workers=2, limits=LIMITS, log=lambda *_: None)
+    grade(fx_course, folder, seq, workers=1, limits=LIMITS, log=lambda *_: None)
     t_seq = time.monotonic() - t0
     out = tmp_path_factory.mktemp("cluster")
     lc = cluster.local_cluster(2, LIMITS)
@@ -123,12 +123,12 @@ def graded(fx_course, tmp_path_factory):
             allowed = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
     finally:
         lc.close()
-    print(f"\nlocal (2 threads) {t_seq:.1f} s, cluster of 2 {t_cluster:.1f} s for {len(records)} submissions")
+    print(f"\nsequential {t_seq:.1f} s, cluster of 2 {t_cluster:.1f} s for {len(records)} submissions")
     return {"folder": folder, "known": known, "seq": seq, "out": out, "records": records, "killed": killer.killed,
             "allowed": allowed}
 
 
-def test_cluster_csv_is_byte_identical_to_the_local_run(graded):
+def test_cluster_csv_is_byte_identical_to_the_sequential_run(graded):
     seq, out = graded["seq"], graded["out"]
     assert (out / "grades.csv").read_bytes() == (seq / "grades.csv").read_bytes()
     rows = {r["student"]: r for r in _rows(out / "grades.csv")}
