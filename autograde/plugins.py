@@ -20,10 +20,10 @@ from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
 from traitlets import Dict, Integer, Unicode
 
+from autograde.course import DEMO_TAG
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
-DEMO_TAG = "demo"
 KILLED_KERNEL = "KernelDied"
 
 

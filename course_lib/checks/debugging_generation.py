@@ -22,14 +22,10 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, allclose
+from course_lib.checks.engine import Case, Check, allclose, raises_case
 
 ASSIGNMENT = "05_debugging_generation"
 NEG_INF = -math.inf
-
-def raises_case(exc: str, *args, label: str, **kwargs) -> list[Case]:
-    """A case expecting the student's function to raise ``exc``."""
-    return [Case(args=args, kwargs=kwargs, label=label, raises=exc)]
 
 
 # ------------------------------------------------------------------------------------------ comparators

@@ -584,6 +584,11 @@ _RESOURCE_LOADERS: dict[str, Callable[[], Any]] = {}
 _RESOURCE_CACHE: dict[str, Any] = {}
 
 
+def raises_case(exc: str, *args, label: str, **kwargs) -> list[Case]:
+    """A one-case list expecting the student's function, called with args and kwargs, to raise ``exc``."""
+    return [Case(args=args, kwargs=kwargs, label=label, raises=exc)]
+
+
 def register_resource(name: str, loader: Callable[[], Any]) -> None:
     """Make ``Resource(name)`` resolvable; the loader runs at most once per process."""
     _RESOURCE_LOADERS[name] = loader

@@ -19,13 +19,9 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Resource, allclose, register_resource
+from course_lib.checks.engine import Case, Check, Resource, allclose, register_resource, raises_case
 
 ASSIGNMENT = "02_logits_softmax"
-
-def raises_case(exc: str, *args, label: str) -> list[Case]:
-    """A case expecting the student's function to raise `exc`."""
-    return [Case(args=args, label=label, raises=exc)]
 
 
 # ------------------------------------------------------------------------------------ shared resources

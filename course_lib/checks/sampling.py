@@ -30,15 +30,11 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Generator, allclose, exact, multinomial_fit
+from course_lib.checks.engine import Case, Check, Generator, allclose, exact, multinomial_fit, raises_case
 
 ASSIGNMENT = "03_sampling"
 FALSE_FAIL = 1e-6  # per check: each statistical case gets FALSE_FAIL / (number of statistical cases)
 NEG_INF = -math.inf
-
-def raises_case(exc: str, *args, label: str, **kwargs) -> list[Case]:
-    """A case expecting the student's function to raise ``exc``."""
-    return [Case(args=args, kwargs=kwargs, label=label, raises=exc)]
 
 
 # ------------------------------------------------------------------------------------------ comparators
