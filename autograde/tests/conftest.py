@@ -59,3 +59,22 @@ def digest(folder: Path) -> dict[str, str]:
 
 
 REAL_ASSIGNMENTS = Course().assignments() if (REPO / "solutions").is_dir() else []
+
+
+def grade_on_command_line(tmp_path: Path, *options: str):
+    """`python -m autograde grade` (plus options) on two submissions of the first real assignment that need no
+    kernel: one missing, one broken. Returns (the finished process, grades.csv rows by student)."""
+    import csv
+    import subprocess
+    import sys
+
+    a = REAL_ASSIGNMENTS[0]
+    subs = tmp_path / "submitted"
+    (subs / "nobody" / a).mkdir(parents=True)
+    (subs / "broken" / a).mkdir(parents=True)
+    (subs / "broken" / a / f"{a}.ipynb").write_text('{"cells": [')
+    res = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subs), "--out", str(tmp_path / "out"),
+                          "--assignment", a, *options], capture_output=True, text=True, cwd=REPO)
+    assert res.returncode == 0, res.stderr[-2000:]
+    with open(tmp_path / "out" / "grades.csv") as f:
+        return res, {r["student"]: r for r in csv.DictReader(f)}

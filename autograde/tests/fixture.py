@@ -6,8 +6,6 @@ answer graded by hand (1 point), a ``demo`` cell (skipped while grading) and a s
 
 from __future__ import annotations
 
-import sys
-import textwrap
 from pathlib import Path
 
 import nbformat

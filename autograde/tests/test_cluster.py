@@ -21,9 +21,8 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from autograde import cluster  # noqa: E402
-from autograde.course import REPO  # noqa: E402
 from autograde.grade import Limits, grade  # noqa: E402
-from autograde.tests.conftest import REAL_ASSIGNMENTS, student_notebook, submit  # noqa: E402
+from autograde.tests.conftest import REAL_ASSIGNMENTS, grade_on_command_line, student_notebook, submit  # noqa: E402
 
 # a short cell limit keeps the hanging students cheap; long enough for a check cell importing torch under load
 LIMITS = Limits(wall_s=120, memory_bytes=2 << 30, cell_timeout=6)
@@ -243,17 +242,6 @@ def test_unknown_cluster_spec():
 @pytest.mark.skipif(not REAL_ASSIGNMENTS, reason="no solutions/ in this checkout")
 def test_command_line_with_a_local_cluster(tmp_path):
     """`python -m autograde grade --cluster local:2` end to end, on submissions that need no kernel."""
-    import subprocess
-    import sys
-
-    a = REAL_ASSIGNMENTS[0]
-    subs = tmp_path / "submitted"
-    (subs / "nobody" / a).mkdir(parents=True)
-    (subs / "broken" / a).mkdir(parents=True)
-    (subs / "broken" / a / f"{a}.ipynb").write_text('{"cells": [')
-    res = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subs), "--out", str(tmp_path / "out"),
-                          "--assignment", a, "--cluster", "local:2"], capture_output=True, text=True, cwd=REPO)
-    assert res.returncode == 0, res.stderr[-2000:]
-    rows = {r["student"]: r for r in _rows(tmp_path / "out" / "grades.csv")}
+    res, rows = grade_on_command_line(tmp_path, "--cluster", "local:2")
     assert rows["nobody"]["status"] == "missing" and rows["broken"]["status"] == "invalid_notebook"
     assert float(rows["broken"]["max_score"]) > 0 and "on 2 worker(s)" in res.stdout

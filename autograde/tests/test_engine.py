@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from course_lib.checks.engine import (
-    Case, Check, CheckFailed, Generator, Outcome, Registry, Resource, allclose, decode, dumps, encode,
+    Case, Check, CheckFailed, Generator, Outcome, Registry, Resource, allclose, dumps, encode,
     encode_cases, evaluate, exact, judge, loads, multinomial_fit, run_cases, run_encoded, set_equal,
 )
 

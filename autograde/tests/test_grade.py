@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograde.course import REPO
 from autograde.grade import Limits, grade
-from autograde.tests.conftest import REAL_ASSIGNMENTS, digest, student_notebook, submit
+from autograde.tests.conftest import REAL_ASSIGNMENTS, digest, grade_on_command_line, student_notebook, submit
 
 CORRECT = {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n",
            "a_why": "Because 2x = x + x by distributivity."}
@@ -170,18 +169,7 @@ def test_manual_scores_entered_in_formgrader_reach_the_csv(graded):
 @pytest.mark.skipif(not REAL_ASSIGNMENTS, reason="no solutions/ in this checkout")
 def test_command_line_on_the_real_course(tmp_path):
     """`python -m autograde grade` end to end, on submissions that need no kernel (~10 s)."""
-    import subprocess
-    import sys
-
-    a = REAL_ASSIGNMENTS[0]
-    subs = tmp_path / "submitted"
-    (subs / "nobody" / a).mkdir(parents=True)
-    (subs / "broken" / a).mkdir(parents=True)
-    (subs / "broken" / a / f"{a}.ipynb").write_text('{"cells": [')
-    res = subprocess.run([sys.executable, "-m", "autograde", "grade", str(subs), "--out", str(tmp_path / "out"),
-                          "--assignment", a], capture_output=True, text=True, cwd=REPO)
-    assert res.returncode == 0, res.stderr[-2000:]
-    rows = {r["student"]: r for r in _rows(tmp_path / "out" / "grades.csv")}
+    _, rows = grade_on_command_line(tmp_path)
     assert rows["nobody"]["status"] == "missing" and rows["broken"]["status"] == "invalid_notebook"
     assert float(rows["broken"]["max_score"]) > 0 and rows["broken"]["score"] == "0"
 

@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, exact, register_resource
+from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, register_resource
 
 ASSIGNMENT = "04_generation_loop"
 
