@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from autograde.course import Course
+from autograde.course import Course, tools_beside_python
 
 
 def _course(args) -> Course:
@@ -22,10 +21,7 @@ def _course(args) -> Course:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    # nbgrader runs `alembic` by name: find the one installed beside this interpreter (an unactivated venv).
-    bindir = os.path.dirname(sys.executable)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    tools_beside_python()
     p = argparse.ArgumentParser(prog="python -m autograde", description=__doc__)
     p.add_argument("--root", help="course root (default: this repository)")
     sub = p.add_subparsers(dest="cmd", required=True)

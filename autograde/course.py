@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,3 +148,11 @@ def write_atomic(path: Path, text: str) -> None:
 def dump_json(obj) -> str:
     """Stable JSON text: sorted keys, 1-space indent, trailing newline."""
     return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def tools_beside_python() -> None:
+    """Put this interpreter's folder first on PATH: nbgrader runs `alembic` by name, and in an unactivated
+    virtual environment it is found only there. For entry points (the CLI, benchmarks)."""
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
