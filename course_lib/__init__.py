@@ -5,13 +5,21 @@ It never contains the answers to graded exercises.
 
 from __future__ import annotations
 
-__all__ = ["KVCache", "ModelConfig", "ModelTokenizer", "Trace", "Transformer", "build_model_tokenizer", "chat_prompt",
-           "cl100k_base", "load_model", "pick_device"]
+from typing import TYPE_CHECKING
 
-try:
+if TYPE_CHECKING:
     import torch
 
     from .model import KVCache, ModelConfig, Trace, Transformer
+
+__all__ = ["KVCache", "ModelConfig", "ModelTokenizer", "Trace", "Transformer", "build_model_tokenizer", "chat_prompt",
+           "cl100k_base", "load_model", "pick_device"]
+
+# torch takes seconds to import: the model's names load on first use (a check module or the tokenizer
+# alone, e.g. in a grading process, never pays for it).
+_LAZY = {"KVCache": "model", "ModelConfig": "model", "Trace": "model", "Transformer": "model"}
+
+try:
     from .tokenizer import ModelTokenizer, build_model_tokenizer, chat_prompt, cl100k_base, enable_offline_cl100k
 except ModuleNotFoundError as e:
     # A fresh Colab runtime: the notebook's first cell imports course_lib.colab to install what is missing
@@ -23,10 +31,22 @@ else:
     enable_offline_cl100k()
 
 
+def _missing(e: ModuleNotFoundError) -> ModuleNotFoundError:
+    return ModuleNotFoundError(f"course_lib needs the package {e.name!r}, which is not installed: run the "
+                               "notebook's first cell (on Colab) or `pip install -e .` in the course folder")
+
+
 def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        try:
+            value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        except ModuleNotFoundError as e:
+            raise _missing(e) from e
+        globals()[name] = value
+        return value
     if _MISSING is not None and name in __all__:
-        raise ModuleNotFoundError(f"course_lib needs the package {_MISSING.name!r}, which is not installed: run the "
-                                  "notebook's first cell (on Colab) or `pip install -e .` in the course folder")
+        raise _missing(_MISSING)
     raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
 
 
@@ -40,6 +60,8 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
     Reading the file takes ~5 s and 0.5 GB, so a second call with the same device and dtype returns the same
     objects; pass fresh=True for a private copy (e.g. before changing its weights).
     """
+    import torch
+
     from .device import default_dtype, pick_device
     from .weights import build_model, fetch, read_gguf
 
