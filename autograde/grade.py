@@ -381,8 +381,9 @@ class Grader:
         if slot is not None:
             t0 = time.monotonic()
             for name in graded_names:
+                skipped = tuple(int(k.rsplit("/", 1)[1]) for k in job_spec["skip_cells"] if k.startswith(f"{name}/"))
                 verdicts[name] = self._verify(work, t, name, sub / f"{name}.ipynb", slot.n,
-                                              max(30.0, deadline - time.monotonic()))
+                                              max(30.0, deadline - time.monotonic()), skipped)
             record.setdefault("worker_seconds", {})["verify"] = round(time.monotonic() - t0, 2)
         self._collect(work, job, graded_names, maxes, record, verdicts)
         return _finish(record)
@@ -409,12 +410,14 @@ class Grader:
                 "policy": dataclasses.asdict(self._sandbox_policy()),
                 "readonly": [str(p) for p in readonly], "env": env, "hide": []}
 
-    def _verify(self, work: Path, t, name: str, submission: Path, slot: int, wall_s: float):
-        """Out-of-kernel verdict of one notebook (autograde.verify), in its own sandbox."""
+    def _verify(self, work: Path, t, name: str, submission: Path, slot: int, wall_s: float,
+                skip_cells: tuple[int, ...] = ()):
+        """Out-of-kernel verdict of one notebook (autograde.verify): its own sandbox, the kernel's skipped cells."""
         from autograde.verify import verify_notebook
         return verify_notebook(self.course, t.source_paths[name], submission, work / f"verify-{name}", slot=slot,
                                policy=self._sandbox_policy(), wall_s=wall_s, model_file=self._model,
-                               step_timeout=self.limits.cell_timeout or self.course.cell_timeout)
+                               step_timeout=self.limits.cell_timeout or self.course.cell_timeout,
+                               skip_cells=skip_cells)
 
     def _env(self, work: Path) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON", "PYTHONSTARTUP"))}

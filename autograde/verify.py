@@ -87,11 +87,14 @@ def course_sandbox(course: Course, model_file: Path | None) -> tuple[list[Path],
 
 def verify_notebook(course: Course, source: Path, submission: Path, workdir: Path, *, slot: int = 0,
                     policy: sandbox.Policy = sandbox.Policy(), wall_s: float = 600.0,
-                    model_file: Path | None = None, step_timeout: float = 120.0) -> Verdict:
+                    model_file: Path | None = None, step_timeout: float = 120.0,
+                    skip_cells: tuple[int, ...] = ()) -> Verdict:
     """Run the submission's answers in a fresh sandbox and judge every check of its graded cells here.
 
     step_timeout: seconds each of the student's cells, and each check's calls, may run (as nbgrader's cell
     timeout), so that one endless loop costs only its own answer.
+    skip_cells: indices of cells not to run, as in the kernel (they killed it, or ignored its interrupt): a
+    cell that crashes its process would otherwise cost every answer here, not only its own.
     """
     t0 = time.perf_counter()
     source_nb = read_notebook(source)
@@ -107,6 +110,7 @@ def verify_notebook(course: Course, source: Path, submission: Path, workdir: Pat
     sandbox.prepare_writable(work, slot)
     readonly, env = course_sandbox(course, model_file)
     env.update({"AUTOGRADE_STEP_TIMEOUT": str(int(step_timeout)),
+                "AUTOGRADE_SKIP_CELLS": ",".join(str(i) for i in sorted(skip_cells)),
                 "AUTOGRADE_CHECK_PACKAGES": f"{course.visible_package},{course.hidden_package}"})
     argv = [sys.executable, "-m", "autograde.verify", "child", str(nb_copy), str(work / "payloads.json"),
             str(work / "outcomes.json")]
@@ -171,6 +175,7 @@ def _child(notebook: str, payloads_file: str, out_file: str) -> int:
         except Exception:  # a broken check module must not stop the other checks
             pass
     step = int(os.environ.get("AUTOGRADE_STEP_TIMEOUT", "120"))
+    skip = {int(i) for i in os.environ.get("AUTOGRADE_SKIP_CELLS", "").split(",") if i}
 
     class StepTimeout(BaseException):  # not an Exception: the engine must not swallow it as one case's error
         pass
@@ -186,8 +191,8 @@ def _child(notebook: str, payloads_file: str, out_file: str) -> int:
         raise SystemExit(f"os._exit({code}) is not allowed while checking answers")
 
     os._exit = refuse_exit  # a cell that kills its process must not cost the other answers their check
-    for cell in nb.cells:
-        if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell):
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
             continue
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             signal.alarm(step)
@@ -200,8 +205,14 @@ def _child(notebook: str, payloads_file: str, out_file: str) -> int:
         sink.seek(0)
         sink.truncate()
     results = {}
+    hung: dict[str, str] = {}  # exercise -> the check whose call ran over the step limit
     for name, info in payloads.items():
         fn = shell.user_ns.get(info["exercise"])
+        if info["exercise"] in hung:
+            # as in the kernel, where the test cell stops at its first endless call: one loop costs one answer once
+            why = f"StepTimeout: not run: {info['exercise']} took longer than {step} s in {hung[info['exercise']]}"
+            results[name] = json.dumps([{"label": "*", "error": why, "mutated": []}])
+            continue
         try:
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                 signal.alarm(step)
@@ -211,6 +222,8 @@ def _child(notebook: str, payloads_file: str, out_file: str) -> int:
                     signal.alarm(0)
         except BaseException as e:  # the student's error (a timeout, SystemExit) is the check's outcome
             results[name] = json.dumps([{"label": "*", "error": f"{type(e).__name__}: {e}", "mutated": []}])
+            if isinstance(e, StepTimeout):
+                hung[info["exercise"]] = name
         sink.seek(0)
         sink.truncate()
     Path(out_file).write_text(json.dumps(results))
