@@ -1,9 +1,10 @@
 """Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a sequential run, workers killed.
 
-Cost, measured on the 2-core machine: each graded fixture student costs ~14 s (kernel, verification outside
-it, feedback), so the class is small (issue 10 asks for >= 20: not affordable in CI's budget at this cost):
-8 submissions graded sequentially and on 2 Dask worker processes, one of them killed mid-task (~3 min); a
-worker killed with no retries allowed ~30 s; refusals, the SLURM job script and the command line ~25 s.
+Cost, measured on the 2-core machine: a graded fixture student costs ~5 s (kernel, verification outside it,
+feedback), a hanging or crashing one ~10 s. 22 mixed submissions (correct, wrong, hanging, crashing,
+attacking, broken) graded sequentially (~135 s) and on 2 Dask worker processes, one of them killed
+mid-task (~110 s); a worker killed with no retries allowed ~20 s; refusals, the SLURM job script and the
+command line ~35 s.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ distributed = pytest.importorskip("distributed")
 
 from autograde import cluster  # noqa: E402
 from autograde.grade import Limits, grade  # noqa: E402
+from autograde.tests.attacks import WRONG_SQUARE, answer, attacks  # noqa: E402
 from autograde.tests.conftest import REAL_ASSIGNMENTS, grade_on_command_line, student_notebook, submit  # noqa: E402
 
-# a short cell limit keeps the hanging students cheap; long enough for a check cell importing torch under load
-LIMITS = Limits(wall_s=120, memory_bytes=2 << 30, cell_timeout=6)
+# a short cell limit keeps the hanging students cheap: the fixture's cells run in milliseconds (no torch)
+LIMITS = Limits(wall_s=120, memory_bytes=2 << 30, cell_timeout=3)
 DOUBLE, SQUARE, WHY = "def double(x):\n    return {}\n", "def square(x):\n    return {}\n", "Because 2x = x + x."
 
 
@@ -33,33 +35,54 @@ def _answers(double: str = "2 * x", square: str = "x * x", prefix: str = "") -> 
     return {"double": prefix + DOUBLE.format(double), "square": SQUARE.format(square), "a_why": WHY}
 
 
-def _class(course, folder: Path) -> dict[str, tuple[float, str]]:
-    """8 submissions: correct, wrong, untouched, hanging, crashing, attacking, broken, missing.
+# Attacks from the adversarial catalog, each before wrong answers (so an attacker's honest score is 0): one
+# that leaves a process behind, one that fools the checks inside the kernel, and three against the grader.
+ATTACKS = ["background_process", "patch_check_engine", "fork_bomb", "memory_fill", "kill_grader"]
 
-    Returns student -> (score, status) for those whose outcome is fixed by the course (not the attacks,
-    whose outcome depends on how well grading resists them: the test only asks the cluster to agree).
-    (Each graded submission costs ~10 s of CPU with its verification outside the kernel: the class is small.)
+
+def _class(course, folder: Path) -> dict[str, tuple[float, str]]:
+    """22 submissions: correct, wrong, hanging, crashing, attacking, broken.
+
+    Returns student -> (score, status) for those whose outcome the course fixes. An attacker's status depends
+    on how grading resists it (test_adversarial's subject), so only its score is fixed: 0.
     """
     known = {}
-    for i, (d, s) in enumerate([("2 * x", "x * x")]):
-        submit(folder, f"ok{i}", student_notebook(course, _answers(d, s)))
-        known[f"ok{i}"] = (3, "needs_manual_grade")
-    submit(folder, "wrong_float", student_notebook(course, _answers("2 * float(x)")))
+    for name, (d, s) in {"ok_mul": ("2 * x", "x * x"), "ok_add": ("x + x", "x ** 2"), "ok_rmul": ("x * 2", "x * x"),
+                         "ok_sum": ("sum([x, x])", "x * x")}.items():
+        submit(folder, name, student_notebook(course, _answers(d, s)))
+        known[name] = (3, "needs_manual_grade")
+    # wrong: 2 * float(x) fails the hidden array case; x ** 3 fails square
+    wrong = [("wrong_float", _answers("2 * float(x)"), 1), ("wrong_cube", _answers(square="x ** 3"), 2),
+             ("wrong_both", _answers("0", "0"), 0)]
+    for name, answers, score in wrong:
+        submit(folder, name, student_notebook(course, answers))
+        known[name] = (score, "needs_manual_grade")
     submit(folder, "untouched", student_notebook(course))
-    known.update({"wrong_float": (1, "needs_manual_grade"), "untouched": (0, "graded")})
+    known["untouched"] = (0, "graded")
     # hanging: stopped at the per-cell limit, the rest of the notebook graded
-    submit(folder, "hang_loop", student_notebook(course, {**_answers(), "double": "def double(x):\n    while True:\n"
-                                                                                  "        pass\n"}))
-    known.update({"hang_loop": (1, "timeout")})
-    # crashing: the kernel dies
-    submit(folder, "crash_exit", student_notebook(course, _answers(prefix="import os\nos._exit(3)\n")))
-    # attacking the checks or the grader
-    submit(folder, "attack_background", student_notebook(course, _answers(
-        prefix="import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(998.5)'])\n")))
+    loop = "def double(x):\n    while True:\n        pass\n"
+    submit(folder, "hang_loop", student_notebook(course, {**_answers(), "double": loop}))
+    submit(folder, "hang_sleep", student_notebook(course, _answers(prefix="import time\ntime.sleep(600)\n")))
+    known.update({"hang_loop": (1, "timeout"), "hang_sleep": (1, "timeout")})
+    # crashing: the kernel dies (os._exit, a segmentation fault, SIGKILL); the cell is skipped, the rest graded
+    crashes = [("crash_exit", "import os\nos._exit(3)\n"), ("crash_segv", "import ctypes\nctypes.string_at(0)\n"),
+               ("crash_kill", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")]
+    for name, prefix in crashes:
+        submit(folder, name, student_notebook(course, _answers(prefix=prefix)))
+        known[name] = (1, "kernel_died")
+    catalog = attacks(course.root, folder / "ok_mul" / "fx" / "fx.ipynb", folder.parent / "out")
+    for name in ATTACKS:
+        submit(folder, f"attack_{name}", student_notebook(course, {"double": answer(catalog[name]),
+                                                                   "square": WRONG_SQUARE}))
+    # broken: cut short, not a notebook at all, nothing submitted; a browser-renamed file is graded as usual
     text = json.dumps(student_notebook(course, _answers()))
     submit(folder, "broken", text[: len(text) // 3])
+    submit(folder, "not_json", bytes(range(256)) * 4)
     (folder / "absent" / "fx").mkdir(parents=True)
-    known.update({"broken": (0, "invalid_notebook"), "absent": (0, "missing")})
+    renamed = submit(folder, "renamed", student_notebook(course, _answers()))
+    renamed.rename(renamed.with_name("fx (1).ipynb"))
+    known.update({"broken": (0, "invalid_notebook"), "not_json": (0, "invalid_notebook"), "absent": (0, "missing"),
+                  "renamed": (3, "needs_manual_grade")})
     return known
 
 
@@ -131,10 +154,11 @@ def test_cluster_csv_is_byte_identical_to_the_sequential_run(graded):
     seq, out = graded["seq"], graded["out"]
     assert (out / "grades.csv").read_bytes() == (seq / "grades.csv").read_bytes()
     rows = {r["student"]: r for r in _rows(out / "grades.csv")}
-    assert len(rows) == 8
+    assert len(rows) == 22
     assert {s: (float(rows[s]["score"]), rows[s]["status"]) for s in graded["known"]} == \
         {s: (float(sc), st) for s, (sc, st) in graded["known"].items()}
-    assert rows["crash_exit"]["status"] == "kernel_died"
+    assert {s: float(rows[f"attack_{s}"]["score"]) for s in ATTACKS} == {s: 0.0 for s in ATTACKS}
+    assert rows["attack_patch_check_engine"]["status"] == "flagged"  # it passed inside the kernel only
     # the gradebook for formgrader was merged from the cluster's results too
     assert (out / "gradebook.db").exists() and not list(out.glob(".cluster-*")) and not (out / ".work").exists()
 
