@@ -93,6 +93,19 @@ def test_cell_does_nothing_outside_colab(capfd, monkeypatch):
     assert colab.on_colab()
 
 
+def test_course_lib_imports_torch_only_when_the_model_is_used():
+    """Checks and the tokenizer load without torch (grading processes start faster); the model's names load it."""
+    code = textwrap.dedent("""
+        import sys, course_lib, course_lib.checks.engine
+        tok = course_lib.cl100k_base()
+        before = "torch" in sys.modules
+        trace = course_lib.Trace()
+        print(before, "torch" in sys.modules, type(trace).__module__, course_lib.Transformer.__name__)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "course_lib.model", "Transformer"]
+
+
 # ------------------------------------------------------------------------------------------------ slow
 def _probe(python: Path, cwd: Path, env: dict) -> dict:
     code = textwrap.dedent("""
