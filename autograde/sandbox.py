@@ -49,7 +49,8 @@ def unavailable() -> str | None:
         if shutil.which(tool) is None:
             return f"`{tool}` not found: install Debian's bubblewrap and util-linux (apt-get install bubblewrap)"
     if os.geteuid() != 0:
-        return "the grader is not root, so it cannot run student code as another user"
+        return ("the grader is not root, and the sandbox needs root to run each student's code as a user of its "
+                "own (uid 61000 + slot): start the grader, or its Dask workers, as root")
     return None
 
 
