@@ -149,7 +149,7 @@ def test_cell_on_forced_colab_keeps_torch(tmp_path):
 
     after = _probe(py, tmp_path, env)
     assert after == before, f"torch was touched: {before} -> {after}"
-    check = subprocess.run([str(py), "-c", "import course_lib, gguf, tiktoken; print(course_lib.__file__); "
+    check = subprocess.run([str(py), "-c", "import course_lib, course_lib.weights, tiktoken; print(course_lib.__file__); "
                             "import importlib.util as u; print(u.find_spec('nbgrader') is None)"],
                            cwd=tmp_path, env=env, capture_output=True, text=True)
     assert check.returncode == 0, check.stderr[-3000:]
