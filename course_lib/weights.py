@@ -198,9 +198,9 @@ _TENSOR_TYPES = {0: ("F32", 1, 4), 8: ("Q8_0", 32, 34), 3: ("Q4_1", 32, 20)}
 
 
 class _Reader:
-    """A cursor over the file's bytes (memory-mapped: only what is read is loaded)."""
+    """A cursor over the file's bytes."""
 
-    def __init__(self, buf: memoryview):
+    def __init__(self, buf: bytes):
         self.buf, self.pos = buf, 0
 
     def scalar(self, fmt: str):
@@ -211,7 +211,7 @@ class _Reader:
     def string(self) -> str:
         n = self.scalar("<u8")
         self.pos += n
-        return bytes(self.buf[self.pos - n:self.pos]).decode("utf-8")
+        return self.buf[self.pos - n:self.pos].decode("utf-8")
 
     def value(self, vtype: int):
         if vtype == _STRING:
@@ -233,7 +233,7 @@ def _dequantize(raw: np.ndarray, ggml_type: int, n: int) -> np.ndarray:
     """float32 values of one tensor's bytes (same arithmetic as ggml: q * d for Q8_0, q * d + m for Q4_1)."""
     name = _TENSOR_TYPES[ggml_type][0]
     if name == "F32":
-        return raw.view("<f4").copy()  # a copy: the file is mapped read-only
+        return raw.view("<f4").copy()  # a copy: arrays over the file's bytes are read-only
     if name == "Q8_0":  # blocks of 32: float16 scale d, 32 int8
         blocks = raw.reshape(-1, 34)
         d = blocks[:, :2].copy().view("<f2").astype(np.float32)
@@ -250,23 +250,10 @@ def _dequantize(raw: np.ndarray, ggml_type: int, n: int) -> np.ndarray:
 
 def read_gguf(path: Path) -> Checkpoint:
     """Read a llama-architecture GGUF file once: config, dequantized float32 weights, tokenizer tables."""
-    import mmap
-
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        buf = memoryview(mm)
-        try:
-            state, fields, config = _read_gguf(buf, path)
-        finally:
-            buf.release()
-    return Checkpoint(config=config, state_dict=state, tokens=fields["tokenizer.ggml.tokens"],
-                      token_types=fields["tokenizer.ggml.token_type"], merges=fields["tokenizer.ggml.merges"],
-                      chat_template=fields.get("tokenizer.chat_template"))
-
-
-def _read_gguf(buf: memoryview, path: Path) -> tuple[dict[str, torch.Tensor], dict, ModelConfig]:
+    buf = Path(path).read_bytes()  # ~0.1 GB, read once; the float32 weights made from it are 5x that
     r = _Reader(buf)
-    if bytes(buf[:4]) != b"GGUF":
-        raise ModelFileError(f"{path}: not a GGUF file (it starts with {bytes(buf[:4])!r})")
+    if buf[:4] != b"GGUF":
+        raise ModelFileError(f"{path}: not a GGUF file (it starts with {buf[:4]!r})")
     r.pos = 4
     version, n_tensors, n_fields = r.scalar("<u4"), r.scalar("<u8"), r.scalar("<u8")
     if version not in (2, 3):
@@ -315,7 +302,9 @@ def _read_gguf(buf: memoryview, path: Path) -> tuple[dict[str, torch.Tensor], di
         elif gguf_name.endswith("attn_k.weight"):
             w = unpermute_rope(w, config.n_kv_head)
         state[name] = torch.from_numpy(np.ascontiguousarray(w))
-    return state, fields, config
+    return Checkpoint(config=config, state_dict=state, tokens=fields["tokenizer.ggml.tokens"],
+                      token_types=fields["tokenizer.ggml.token_type"], merges=fields["tokenizer.ggml.merges"],
+                      chat_template=fields.get("tokenizer.chat_template"))
 
 
 def build_model(config: ModelConfig, state_dict: dict[str, torch.Tensor], device=None,

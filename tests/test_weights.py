@@ -146,3 +146,10 @@ def test_a_file_that_is_not_gguf_is_refused(tmp_path):
     bad.write_bytes(b"PK\x03\x04" + bytes(100))
     with pytest.raises(ModelFileError, match="not a GGUF file"):
         weights.read_gguf(bad)
+
+
+def test_a_tensor_type_the_reader_does_not_know_is_refused_by_name(monkeypatch):
+    """A GGUF quantized another way (here: the reader told to forget Q4_1) fails with the tensor and type named."""
+    monkeypatch.setattr(weights, "_TENSOR_TYPES", {k: v for k, v in weights._TENSOR_TYPES.items() if v[0] != "Q4_1"})
+    with pytest.raises(ModelFileError, match=r"tensor 'blk\.0\.ffn_down\.weight' has GGML type 3; this reader knows"):
+        weights.read_gguf(fetch(progress=False))
