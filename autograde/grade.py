@@ -1,12 +1,19 @@
 """`grade`: every student in isolation, with limits, statuses, per-test details and hidden-safe feedback.
 
-For each (student, assignment) the harness makes a throwaway nbgrader course (gradebook copied from the
-assignment's template), writes a sanitized copy of the submission into it (submitted files are only read),
-and runs ``autograde.worker`` in a fresh process under a wall-clock limit; the kernel runs under a memory
-limit (``autograde.kernel``). A kernel that dies (``os._exit``, a crash) costs only the cell that killed it:
-the run is repeated with that cell replaced by an error. Results are written atomically, one JSON file per
-(student, assignment) in ``OUT/details/``; ``OUT/grades.csv`` is rebuilt from them after every student, so
-a crash loses nothing already written, and a rerun reuses results whose inputs did not change.
+For each (student, assignment), in four steps (docs/threat-model.md):
+1. intake (autograde.intake, a limited child): the submitted file is read without following links, parsed,
+   rebuilt against the release notebook (test cells restored from the release: no hidden test source), scanned;
+2. run (autograde.runner, in a sandbox): the rebuilt notebook runs top to bottom in a kernel that sees only
+   Python, course_lib, the visible checks and the model file; it reports each cell's output as text through
+   its standard output. A kernel that dies (``os._exit``, a crash) costs only the cell that killed it;
+3. verify (autograde.verify, in another sandbox): the student's functions run again on every check's inputs;
+   the expected values never enter a sandbox: the outcomes are compared here;
+4. trusted pass (autograde.worker, no student code): nbgrader autogrades a throwaway course folder that no
+   sandbox ever saw, with the validated outputs put back and every check that failed outside the kernel
+   marked as an error, so each cell scores the lower of the two results; then the feedback pages.
+Everything from steps 1-3 crosses into the grader through autograde.boundary. Results are written atomically,
+one JSON file per (student, assignment) in ``OUT/details/``; ``OUT/grades.csv`` is rebuilt from them after
+every student, so a crash loses nothing already written, and a rerun reuses results whose inputs did not change.
 """
 
 from __future__ import annotations
@@ -28,15 +35,17 @@ from pathlib import Path
 
 import nbformat
 
+from autograde import boundary, sandbox
 from autograde.course import REPO, Course, dump_json, is_autograded_test, is_grade, nbg, write_atomic
-from autograde.sanitize import InvalidNotebook, rebuild
-from autograde.scan import scan_notebook
 
 # most severe first: the CSV shows the first that applies, `detail` lists all
-STATUSES = ["missing", "invalid_notebook", "error", "timeout", "kernel_died", "memory_limit", "flagged",
-            "needs_manual_grade", "graded"]
+STATUSES = ["missing", "ambiguous", "invalid_notebook", "wrong_assignment", "error", "unsandboxed", "timeout",
+            "kernel_died", "memory_limit", "flagged", "needs_manual_grade", "graded"]
 CSV_FIELDS = ["student", "assignment", "score", "max_score", "status", "flags", "detail"]
-HARNESS_VERSION = 2
+HARNESS_VERSION = 3
+SUBMISSION_LIMIT = 32 << 20  # bytes of one submitted notebook (outputs included) read at most
+REPORT_LIMIT = 64 << 20  # bytes of one sandboxed run's report read at most
+TRUSTED_PASS_S = 300.0  # the trusted pass runs no student code: this is a backstop, not a budget
 SLOTS = 256  # sandbox uids FIRST_UID .. FIRST_UID + SLOTS - 1, one per job running on this machine
 
 
@@ -88,21 +97,6 @@ def _kill_tree(pid: int) -> None:
         try:
             p.send_signal(signal.SIGKILL)
         except psutil.NoSuchProcess:
-            pass
-
-
-def _reap(job: str) -> None:
-    """Kill what a job left behind (a kernel orphaned by a crash, a student's background process).
-
-    Found by the AUTOGRADE_JOB variable every process of the job inherits; best effort: code that clears
-    its environment escapes this (the sandbox of issue 4 contains it with a pid namespace).
-    """
-    import psutil
-    for p in psutil.process_iter(["environ"]):
-        try:
-            if (p.info["environ"] or {}).get("AUTOGRADE_JOB") == job and p.pid != os.getpid():
-                p.kill()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
 
 
@@ -191,6 +185,7 @@ class Grader:
         self._lock = threading.Lock()
         self._fingerprint_base = ""
         self._model: Path | None = None
+        self._known: dict[str, dict] = {}
 
     @property
     def fingerprint(self) -> str:
@@ -200,14 +195,16 @@ class Grader:
     # ------------------------------------------------------------------------------------------- setup
     def prepare(self, assignments: list[str]) -> None:
         """Build each assignment's template gradebook; refuse to grade against stale student notebooks."""
-        from autograde import sandbox
         from autograde.release import stale_release, template
         if self.limits.sandbox and sandbox.unavailable():
             raise RuntimeError(f"cannot grade safely: {sandbox.unavailable()}. Student code would run as the "
                                "grader, able to read hidden tests and rewrite grades; --no-sandbox grades anyway "
                                "(only for code you trust)")
-        if self.limits.sandbox and self._model is None:
+        if self._model is None:
             self._model = _model_file()
+        from autograde.intake import fingerprints
+        self._known = {a: fingerprints(self.course.release_notebook(a, a).read_text())
+                       for a in self.course.assignments() if self.course.release_notebook(a, a).exists()}
         h = hashlib.sha256(_code_fingerprint(self.course).encode())
         h.update(repr(self.limits).encode() + repr(self.course.cell_timeout).encode())
         for a in assignments:
@@ -233,30 +230,67 @@ class Grader:
         return out
 
     # -------------------------------------------------------------------------------------------- one job
-    def grade_one(self, job: Job, force: bool = False) -> dict:
-        """Grade one (student, assignment); returns the details record (also written to OUT/details)."""
-        t = self.templates[job.assignment]
-        detail_path = self.out / "details" / job.student / f"{job.assignment}.json"
+    def _read_submission(self, job: Job, t) -> tuple[dict[str, bytes | None], list[str], list[list[str]]]:
+        """Each expected notebook's bytes (None if absent), notes, and conditions (files that can't be graded)."""
         raws: dict[str, bytes | None] = {}
-        renamed = []
+        notes: list[str] = []
+        conditions: list[list[str]] = []
+        try:
+            found = sorted(p for p in job.sub_dir.iterdir() if p.name.endswith(".ipynb")) if job.sub_dir.is_dir() else []
+        except OSError:
+            found = []
         for name in t.notebooks:
             p = job.sub_dir / f"{name}.ipynb"
-            found = sorted(job.sub_dir.glob("*.ipynb")) if job.sub_dir.is_dir() else []
-            if not p.is_file() and len(t.notebooks) == 1 and len(found) == 1:
+            if not os.path.lexists(p) and len(t.notebooks) == 1 and len(found) == 1:
                 p = found[0]  # e.g. "02_logits_softmax (1).ipynb" from a browser download
-                renamed.append(f"graded {p.name} as {name}.ipynb")
-            raws[name] = p.read_bytes() if p.is_file() else None
+                notes.append(f"graded {p.name} as {name}.ipynb")
+            elif not os.path.lexists(p) and len(t.notebooks) == 1 and len(found) > 1:
+                conditions.append(["ambiguous", f"{len(found)} notebooks and none named {name}.ipynb: "
+                                   + ", ".join(q.name for q in found[:10]) + " (keep only the one to grade)"])
+                raws[name] = None
+                continue
+            raws[name] = None
+            if os.path.lexists(p):
+                try:
+                    raws[name] = boundary.read_submission(p, SUBMISSION_LIMIT)
+                except boundary.Rejected as e:
+                    conditions.append(["invalid_notebook", str(e)])
+        return raws, notes, conditions
+
+    def grade_one(self, job: Job, force: bool = False) -> dict:
+        """Grade one (student, assignment); returns the details record (also written to OUT/details).
+
+        Whatever a submission holds, this returns a record: an exception while grading it becomes that
+        student's `error` row (with the reason), and the run goes on.
+        """
+        t = self.templates[job.assignment]
+        detail_path = self.out / "details" / job.student / f"{job.assignment}.json"
+        raws, renamed, unreadable = self._read_submission(job, t)
         h = hashlib.sha256(self._fingerprint_base.encode())
         for name in sorted(raws):
             h.update(name.encode() + b"\0" + (raws[name] if raws[name] is not None else b"<missing>"))
+        h.update(json.dumps(unreadable).encode())
         fingerprint = h.hexdigest()
         if not force and detail_path.exists():
-            old = json.loads(detail_path.read_text())
-            if old.get("fingerprint") == fingerprint:
-                return old
+            try:
+                old = json.loads(detail_path.read_text())
+                if old.get("fingerprint") == fingerprint:
+                    return old
+            except ValueError:
+                pass
         t0 = time.monotonic()
         (self.out / "gradebooks" / job.student / f"{job.assignment}.db").unlink(missing_ok=True)
-        record = self._grade(job, t, raws)
+        try:
+            record = self._grade(job, t, raws, unreadable)
+        except Exception as e:  # noqa: BLE001 - one student's data must never end the run
+            import traceback
+            with self._lock, open(self.out / "errors.log", "a") as f:
+                f.write(f"--- {job.student}/{job.assignment}\n{traceback.format_exc()}\n")
+            maxes = self._max_scores(job.assignment)
+            record = _finish({"student": job.student, "assignment": job.assignment, "score": 0.0,
+                              "max_score": sum(sum(v.values()) for v in maxes.values()), "notebooks": {},
+                              "notes": [], "conditions": [["error", f"internal error while grading this submission "
+                                                           f"({type(e).__name__}: {str(e)[:200]}); see errors.log"]]})
         record["notes"] = renamed + record["notes"]
         record["fingerprint"] = fingerprint
         timing = {"wall_s": round(time.monotonic() - t0, 2), "cpu_s": round(record.pop("cpu_s", 0.0), 2),
@@ -268,177 +302,183 @@ class Grader:
                 f.write(line + "\n")
         return record
 
-    def _grade(self, job: Job, t, raws: dict[str, bytes | None]) -> dict:
+    def _grade(self, job: Job, t, raws: dict[str, bytes | None], unreadable: list[list[str]]) -> dict:
         maxes = self._max_scores(job.assignment)
         max_score = sum(sum(v.values()) for v in maxes.values())
         record = {"student": job.student, "assignment": job.assignment, "max_score": max_score, "score": 0.0,
-                  "conditions": [], "notes": [], "notebooks": {}, "cpu_s": 0.0}
+                  "conditions": list(unreadable), "notes": [], "notebooks": {}, "cpu_s": 0.0}
+        if not self.limits.sandbox:
+            record["conditions"].append(["unsandboxed", "graded with --no-sandbox: the student's code ran as the "
+                                         "grader, could read everything the grader can, and was not contained"])
         present = {n: r for n, r in raws.items() if r is not None}
         if not present:
-            record["conditions"].append(["missing", f"no notebook found in {job.sub_dir.name}/"])
+            if not record["conditions"]:
+                record["conditions"].append(["missing", f"no notebook found in {job.sub_dir.name}/"])
             return _finish(record)
         for n in raws:
-            if raws[n] is None:
+            if raws[n] is None and not unreadable:
                 record["conditions"].append(["missing", f"{n}.ipynb not submitted"])
         work = Path(tempfile.mkdtemp(prefix=f"{job.student}-{job.assignment}-", dir=self.out / ".work"))
-        os.chmod(work, 0o700)  # other sandboxes (other uids) must not even list it
+        os.chmod(work, 0o700)  # no sandbox ever sees it; other users must not list it either
         slot = _Slot() if self.limits.sandbox else None
-        sockets = None
         try:
-            if slot is not None:
-                from autograde import sandbox
-                sockets = sandbox.socket_folder()
-            return self._grade_in(work, job, t, present, maxes, record, slot, sockets)
+            return self._grade_in(work, job, t, present, maxes, record, slot)
         finally:
-            if sockets is not None:
-                shutil.rmtree(sockets, ignore_errors=True)
             if not os.environ.get("AUTOGRADE_KEEP_WORK"):  # debugging the harness: keep the job folder
                 shutil.rmtree(work, ignore_errors=True)
             if slot is not None:
                 slot.release()
 
-    def _grade_in(self, work: Path, job: Job, t, present: dict, maxes: dict, record: dict, slot,
-                  sockets: Path | None) -> dict:
+    def _grade_in(self, work: Path, job: Job, t, present: dict, maxes: dict, record: dict, slot) -> dict:
+        """Intake, the sandboxed run, the sandboxed verification, then the trusted pass (see module docstring)."""
+        from autograde.intake import intake
+        from autograde.verify import course_sandbox, verify_notebook
+
+        deadline = time.monotonic() + self.limits.wall_s
         course_dir = work / "course"
         sub = course_dir / "submitted" / job.student / job.assignment
         sub.mkdir(parents=True)
         shutil.copytree(t.data_dir, course_dir / "source" / job.assignment)
         shutil.copyfile(t.gradebook, course_dir / "gradebook.db")
-        graded_names = []
+        rebuilt: dict[str, str] = {}
         for name, raw in sorted(present.items()):
-            try:
-                nb, notes = rebuild(raw, nbformat.reads(t.notebooks[name], as_version=4))
-            except (InvalidNotebook, nbformat.ValidationError) as e:
-                record["conditions"].append(["invalid_notebook", f"{name}.ipynb: {e}"])
+            got = intake(raw, t.notebooks[name], job.assignment, self._known, scan=True)
+            if got.status != "ok":
+                record["conditions"].append([got.status, f"{name}.ipynb: {got.detail}"])
                 continue
-            record["notes"] += [f"{name}.ipynb: {n}" for n in notes]
-            record.setdefault("flags", []).extend(f"{name}.ipynb {f}" if len(present) > 1 else f
-                                                  for f in scan_notebook(nb))
-            nbformat.write(nb, str(sub / f"{name}.ipynb"))
-            graded_names.append(name)
-        if not graded_names:
+            record["notes"] += [f"{name}.ipynb: {n}" for n in got.notes]
+            record.setdefault("flags", []).extend(f"{name}.ipynb {f}" if len(present) > 1 else f for f in got.flags)
+            (sub / f"{name}.ipynb").write_text(got.notebook, encoding="utf-8")
+            rebuilt[name] = got.notebook
+        if not rebuilt:
             return _finish(record)
-        kernels = work / "jupyter" / "kernels" / "autograde-python"
-        kernels.mkdir(parents=True)
-        argv = [sys.executable, "-m", "autograde.kernel", "-f", "{connection_file}"]
-        if slot is not None:
-            (work / "runtime").mkdir()
-            (work / "kernel-sandbox.json").write_text(json.dumps(self._kernel_spec(slot.n, work, sockets)))
-            argv[3:3] = ["--sandbox", str(work / "kernel-sandbox.json")]
-        (kernels / "kernel.json").write_text(json.dumps({
-            "argv": argv, "display_name": "Python 3 (grading)", "language": "python",
-            # a sandboxed kernel is not the process the client started: interrupt it by message, not signal
-            "interrupt_mode": "message"}))
-        job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": graded_names,
-                    "ipc": str(sockets / "kernel") if sockets is not None else None,
-                    "cell_timeout": self.limits.cell_timeout or self.course.cell_timeout, "skip_cells": {},
-                    "source_notebooks": {n: str(t.source_paths[n]) for n in graded_names},
-                    "release_notebooks": {}}
-        for n in graded_names:
+        policy = self._sandbox_policy()
+        readonly, env = course_sandbox(self.course, self._model)
+        cell_timeout = self.limits.cell_timeout or self.course.cell_timeout
+        outputs: dict[str, list] = {}
+        failures: dict[str, str] = {}
+        inside_failed: dict[str, set[str]] = {}
+        for name, text in rebuilt.items():
+            nb = nbformat.reads(text, as_version=4)
+            code_cells = {i for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+            tests = [nbg(c)["grade_id"] for c in nb.cells if is_autograded_test(c)]
+            job_in = json.dumps({"notebook": text, "cell_timeout": cell_timeout,
+                                 "retries": self.limits.kernel_retries}).encode()
+            argv = [sys.executable, "-m", "autograde.runner"]
+            if slot is not None:
+                cmd, run_env = sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot.n, env=env), None
+            else:
+                cmd, run_env = self._unsandboxed(argv, env, work / f"scratch-{name}", policy)
+            report = None
+            try:
+                done = boundary.run(cmd, job_in, limit=REPORT_LIMIT, deadline_s=max(1.0, deadline - time.monotonic()),
+                                    env=run_env)
+                record["cpu_s"] += done.seconds
+                if done.timed_out:
+                    record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached "
+                                                 f"while running {name}.ipynb"])
+                    return _finish(record)
+                if done.message is None:
+                    raise boundary.Rejected("its output was over the size limit" if done.over_limit else
+                                            f"it ended ({done.returncode}) without a report")
+                report = boundary.cell_outputs(done.message, code_cells, limit=REPORT_LIMIT)
+            except boundary.Rejected as e:
+                record["conditions"].append(["error", f"the run of {name}.ipynb could not be read back ({e}); "
+                                             "its tests count as failed"])
+            skipped: list[int] = []
+            if report is not None:
+                for i in report["died"]:
+                    record["conditions"].append(["kernel_died", f"cell {i} of {name}.ipynb killed the kernel; "
+                                                 "graded without it"])
+                for i in report["stuck"]:
+                    record["conditions"].append(["timeout", f"cell {i} of {name}.ipynb could not be interrupted; "
+                                                 "graded without it"])
+                skipped = sorted(set(report["died"]) | set(report["stuck"]))
+                for i, items in report["outputs"].items():
+                    outputs[f"{name}/{i}"] = items
+                    errs = [o for o in items if o["kind"] == "error"]
+                    where = (f"test {nbg(nb.cells[i]).get('grade_id')!r}" if is_autograded_test(nb.cells[i])
+                             else f"cell {i} of {name}.ipynb")
+                    _limits_hit(errs, where, record)
+                    if errs and is_autograded_test(nb.cells[i]):
+                        inside_failed.setdefault(name, set()).add(nbg(nb.cells[i])["grade_id"])
+            else:
+                inside_failed[name] = set(tests)
+            t_verify = time.monotonic()
+            verdict = verify_notebook(self.course, t.source_paths[name], text, slot=slot.n if slot else 0,
+                                      policy=policy, wall_s=max(30.0, deadline - time.monotonic()),
+                                      model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
+                                      sandboxed=slot is not None)
+            record.setdefault("worker_seconds", {})["verify"] = round(
+                record.get("worker_seconds", {}).get("verify", 0) + time.monotonic() - t_verify, 2)
+            for gid in tests:
+                ok = verdict.cells.get(gid) is True and verdict.error is None
+                inside = gid not in inside_failed.get(name, set())
+                record.setdefault("outside", {})[f"{name}/{gid}"] = "passed" if ok else "failed"
+                if ok:
+                    continue
+                why = verdict.error or "; ".join(m.splitlines()[0] for n, m in verdict.messages.items()
+                                                 if n in verdict.checks_of.get(gid, []))
+                if gid not in verdict.checks_of:
+                    why = "this test cell calls no check, so it cannot be verified outside the kernel"
+                failures[f"{name}/{gid}"] = (why or "failed")[:2000]
+                if inside:
+                    record["conditions"].append(["flagged", f"{gid!r} passed in the kernel but failed outside it"
+                                                 + (f" ({why[:200]})" if why else "")])
+        job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(rebuilt),
+                    "outputs": outputs, "failures": failures,
+                    "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {}}
+        for n in rebuilt:
             p = work / "release" / f"{n}.ipynb"
             p.parent.mkdir(exist_ok=True)
             p.write_text(t.notebooks[n])
             job_spec["release_notebooks"][n] = str(p)
-        env = self._env(work)
-        deadline = time.monotonic() + self.limits.wall_s
+        (work / "job.json").write_text(json.dumps(job_spec))
+        rc, cpu = _run_worker(work, self._env(work), time.monotonic() + TRUSTED_PASS_S)
+        record["cpu_s"] += cpu
         worker = None
-        for attempt in range(self.limits.kernel_retries + 1):
-            (work / "job.json").write_text(json.dumps(job_spec))
-            for f in ("state.json", "worker.json"):
-                (work / f).unlink(missing_ok=True)
-            rc, cpu = _run_worker(work, env, deadline)
-            _reap(str(work))
-            record["cpu_s"] += cpu
-            state = json.loads((work / "state.json").read_text()) if (work / "state.json").exists() else {}
-            if rc is None:
-                where = f" (running cell {state['running']} of {state['notebook']}.ipynb)" if state else ""
-                record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached{where}"])
-                return _finish(record)
-            if state.get("died") or state.get("stuck"):
-                key = f"{state['notebook']}/{state['running']}"
-                where = f"cell {state['running']} of {state['notebook']}.ipynb"
-                if state.get("died"):
-                    reason = ("the kernel died while running this cell (os._exit, a crash, or a signal); "
-                              "the cell was skipped and the rest of the notebook graded without it")
-                    record["conditions"].append(["kernel_died", f"{where} killed the kernel; graded without it"])
-                else:
-                    reason = ("this cell did not stop when interrupted at its time limit; "
-                              "the cell was skipped and the rest of the notebook graded without it")
-                    record["conditions"].append(["timeout", f"{where} could not be interrupted; graded without it"])
-                job_spec["skip_cells"][key] = reason
-                continue
-            worker = json.loads((work / "worker.json").read_text()) if (work / "worker.json").exists() else None
-            break
+        if (work / "worker.json").exists():
+            worker = json.loads((work / "worker.json").read_text())
         if worker is None or not worker["autograde"]["success"]:
             err = (worker or {}).get("autograde", {}).get("error") or _tail(work / "worker.log")
-            record["conditions"].append(["error", "nbgrader failed: " + err.strip().splitlines()[-1][:300]])
+            record["conditions"].append(["error", "nbgrader failed: " + (err.strip().splitlines() or ["?"])[-1][:300]])
             record["log_tail"] = _tail(work / "worker.log", 3000)
             return _finish(record)
-        record["worker_seconds"] = worker.get("seconds", {})
+        record.setdefault("worker_seconds", {}).update(worker.get("seconds", {}))
         if worker.get("leaked"):
             record["conditions"].append(["error", "feedback withheld: it quoted hidden test lines"])
-        verdicts = {}
-        if slot is not None:
-            t0 = time.monotonic()
-            for name in graded_names:
-                skipped = tuple(int(k.rsplit("/", 1)[1]) for k in job_spec["skip_cells"] if k.startswith(f"{name}/"))
-                verdicts[name] = self._verify(work, t, name, sub / f"{name}.ipynb", slot.n,
-                                              max(30.0, deadline - time.monotonic()), skipped)
-            record.setdefault("worker_seconds", {})["verify"] = round(time.monotonic() - t0, 2)
-        self._collect(work, job, graded_names, maxes, record, verdicts)
+        self._collect(work, job, sorted(rebuilt), maxes, record)
         return _finish(record)
 
     def _sandbox_policy(self):
-        from autograde import sandbox
         return sandbox.Policy(memory_bytes=self.limits.memory_bytes, max_processes=self.limits.max_processes,
                               file_bytes=self.limits.file_bytes, cpu_seconds=int(self.limits.wall_s) + 60)
 
-    def _kernel_spec(self, slot: int, work: Path, sockets: Path) -> dict:
-        """What autograde.kernel --sandbox needs: slot, job folder, limits, read-only folders, environment."""
-        import dataclasses
-
-        from autograde.verify import course_sandbox
-        readonly, env = course_sandbox(self.course, self._model)
-        if not str(self.course.refs_dir.resolve()).startswith(str(REPO / "autograde")):
-            readonly.append(self.course.refs_dir)  # in-kernel hidden checks read their references
-        env.update({"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1",
-                    "JUPYTER_RUNTIME_DIR": "/tmp/jupyter/runtime", "JUPYTER_DATA_DIR": "/tmp/jupyter/data",
-                    "JUPYTER_CONFIG_DIR": "/tmp/jupyter/config", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-                    "AUTOGRADE_MEMORY_BYTES": str(self.limits.memory_bytes),
-                    "AUTOGRADE_FILE_BYTES": str(self.limits.file_bytes)})
-        return {"slot": slot, "root": str(work), "runtime": str(sockets),
-                "policy": dataclasses.asdict(self._sandbox_policy()),
-                "readonly": [str(p) for p in readonly], "env": env, "hide": []}
-
-    def _verify(self, work: Path, t, name: str, submission: Path, slot: int, wall_s: float,
-                skip_cells: tuple[int, ...] = ()):
-        """Out-of-kernel verdict of one notebook (autograde.verify): its own sandbox, the kernel's skipped cells."""
-        from autograde.verify import verify_notebook
-        return verify_notebook(self.course, t.source_paths[name], submission, work / f"verify-{name}", slot=slot,
-                               policy=self._sandbox_policy(), wall_s=wall_s, model_file=self._model,
-                               step_timeout=self.limits.cell_timeout or self.course.cell_timeout,
-                               skip_cells=skip_cells)
+    def _unsandboxed(self, argv: list[str], env: dict, scratch: Path, policy) -> tuple[list[str], dict]:
+        """`--no-sandbox`: the runner as a plain process of the grader, with the same rlimits (nothing more)."""
+        scratch.mkdir(parents=True)
+        full = {**os.environ, **env, "HOME": str(scratch), "TMPDIR": str(scratch), "AUTOGRADE_TRANSPORT": "tcp"}
+        return (["prlimit", f"--as={policy.address_space}", f"--fsize={policy.file_bytes}",
+                 f"--cpu={policy.cpu_seconds}", "--core=0", "--", *argv], full)
 
     def _env(self, work: Path) -> dict:
+        """Environment of the trusted pass (nbgrader without a kernel)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON", "PYTHONSTARTUP"))}
         paths = self.course.path_entries() + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
         env.update({
             "PYTHONPATH": os.pathsep.join(paths), "COURSE_GRADING": "1", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
-            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "JUPYTER_PATH": str(work / "jupyter"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
-            "JUPYTER_CONFIG_DIR": str(work / "jupyter-config"), "IPYTHONDIR": str(work / "ipython"),
-            "MPLCONFIGDIR": str(work / "mpl"), "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-            "AUTOGRADE_JOB": str(work), "AUTOGRADE_MEMORY_BYTES": str(self.limits.memory_bytes),
-            "AUTOGRADE_FILE_BYTES": str(self.limits.file_bytes),
+            "JUPYTER_CONFIG_DIR": str(work / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
+            "IPYTHONDIR": str(work / "ipython"), "MPLCONFIGDIR": str(work / "mpl"),
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
             "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
         })
         return env
 
-    def _collect(self, work: Path, job: Job, names: list[str], maxes: dict, record: dict, verdicts: dict) -> None:
-        """Scores from the student's gradebook, test outcomes from the autograded notebooks, files to OUT.
+    def _collect(self, work: Path, job: Job, names: list[str], maxes: dict, record: dict) -> None:
+        """Scores from the trusted pass's gradebook, test outcomes from its autograded notebooks, files to OUT.
 
-        With an out-of-kernel verdict, an autograded cell scores the lower of the two results (the gradebook
-        copy is lowered to match) and a disagreement flags the submission for review.
+        The trusted pass already scored every autograded cell with the lower of the two results (in the
+        sandboxed kernel, outside it): nothing here is read from a folder a sandbox could write.
         """
         from nbgrader.api import Gradebook
 
@@ -450,7 +490,6 @@ class Grader:
                 for g in nb.grades:
                     scores[(nb.name, g.name)] = (g.auto_score, g.needs_manual_grade)
         total = 0.0
-        lowered: dict[tuple[str, str], float] = {}
         for name in names:
             graded = nbformat.read(str(course_dir / "autograded" / job.student / job.assignment / f"{name}.ipynb"), 4)
             tests = []
@@ -463,38 +502,20 @@ class Grader:
                 score = auto if is_autograded_test(cell) else 0.0
                 entry = {"grade_id": gid, "points": float(score or 0.0), "max_points": maxes[name].get(gid, 0.0),
                          "title": _title(cell.source) if cell.cell_type == "code" else "written answer"}
-                verdict = verdicts.get(name)
-                if is_autograded_test(cell) and verdict is not None and gid in verdict.cells:
-                    outside = verdict.cells[gid] and verdict.error is None
-                    entry["outside_kernel"] = "passed" if outside else "failed"
-                    inside = entry["points"] >= entry["max_points"] > 0
-                    if inside != outside:
-                        why = (verdict.error or "; ".join(m.splitlines()[0] for n, m in verdict.messages.items()
-                                                          if n in verdict.checks_of.get(gid, [])))
-                        record["conditions"].append(["flagged", f"{gid!r} {'passed' if inside else 'failed'} in the "
-                                                     f"kernel but {'failed' if inside else 'passed'} outside it"
-                                                     + (f" ({why[:200]})" if why and inside else "")])
-                    if not outside and entry["points"] > 0:
-                        lowered[(name, gid)] = 0.0
-                        entry["points"] = 0.0
                 if is_autograded_test(cell):
+                    entry["outside_kernel"] = record.get("outside", {}).get(f"{name}/{gid}", "failed")
                     errs = [o for o in cell.get("outputs", []) if o.output_type == "error"]
                     entry["result"] = "passed" if not errs and entry["points"] >= entry["max_points"] else "failed"
                     if errs:
-                        # a timeout shows as the kernel's KeyboardInterrupt followed by nbgrader's CellTimeoutError
+                        # a timeout shows as CellTimeoutError; a check that failed outside the kernel as its own name
                         err = next((o for o in errs if o.ename == "CellTimeoutError"), errs[0])
                         entry["error"] = f"{err.ename}: {err.evalue}"[:2000]
-                        _limits_hit(errs, f"test {gid!r}", record)
                 else:
                     entry["result"] = "needs_manual_grade" if needs else "graded"
                     if needs:
                         record["conditions"].append(["needs_manual_grade", f"{gid!r} is graded by hand"])
                 tests.append(entry)
                 total += entry["points"]
-            for i, cell in enumerate(graded.cells):
-                if cell.cell_type == "code" and not is_grade(cell):
-                    _limits_hit([o for o in cell.get("outputs", []) if o.output_type == "error"],
-                                f"cell {i} of {name}.ipynb", record)
             errors = [{"cell": i, "grade_id": nbg(c).get("grade_id"), "ename": o.ename}
                       for i, c in enumerate(graded.cells) if c.cell_type == "code" and not is_grade(c)
                       for o in c.get("outputs", []) if o.output_type == "error"]
@@ -505,12 +526,9 @@ class Grader:
             if html.exists():
                 write_atomic(self.out / "feedback" / job.student / job.assignment / f"{name}.html",
                              html.read_text(encoding="utf-8"))
-        if lowered:
-            with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:
-                for (nb_name, gid), value in lowered.items():
-                    g = gb.find_grade(gid, nb_name, job.assignment, job.student)
-                    g.auto_score = value
-                gb.db.commit()
+            elif not any(k == "error" for k, _ in record["conditions"]):
+                record["conditions"].append(["error", f"no feedback page could be made for {name}.ipynb"])
+        record.pop("outside", None)
         gb_dest = self.out / "gradebooks" / job.student / f"{job.assignment}.db"
         gb_dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(course_dir / "gradebook.db", gb_dest.with_suffix(".tmp"))
@@ -545,9 +563,9 @@ class Grader:
 
 def _limits_hit(errs: list, where: str, record: dict) -> None:
     """Record a per-cell timeout or an exhausted memory limit seen in a cell's error outputs."""
-    if any(e.ename == "CellTimeoutError" for e in errs):
+    if any(e["ename"] == "CellTimeoutError" for e in errs):
         record["conditions"].append(["timeout", f"{where} hit the per-cell time limit"])
-    if any(e.ename == "MemoryError" or "raised MemoryError" in str(e.evalue) or "can't allocate memory" in str(e.evalue)
+    if any(e["ename"] == "MemoryError" or "raised MemoryError" in e["evalue"] or "can't allocate memory" in e["evalue"]
            for e in errs):
         record["conditions"].append(["memory_limit", f"{where} ran out of memory (limit reached)"])
 

@@ -1,10 +1,9 @@
-"""nbgrader preprocessors used while grading (imported by the worker process, never by the kernel).
+"""nbgrader preprocessors of the trusted grading pass (imported by the worker process, never in a sandbox).
 
-- ``GradingExecute``: nbgrader's Execute, plus: cells tagged ``demo`` are not run (docs/design.md "Grading
-  cost"); cells listed in ``skip_cells`` (they killed the kernel on an earlier attempt) are not run and get
-  an error output instead; the index of the running cell is written to ``state_file`` so the harness knows
-  which cell was running when the kernel died, the cell got stuck (it ignored the interrupt sent at its time
-  limit), or the wall-clock limit struck.
+- ``InjectOutputs``: takes the place of nbgrader's Execute. The notebook was already run in a sandbox
+  (autograde.runner); this puts back what each cell printed there, as inert text validated by
+  autograde.boundary, and adds an error to every autograded test cell that failed the verification outside the
+  kernel (autograde.verify), so nbgrader's own scoring gives each cell the lower of the two results.
 - ``StderrNotFailure``: nbgrader scores 0 for any grade cell that wrote to stderr (``utils.determine_grade``
   treats a stderr stream like an error). A warning logged by correct code is not a failure, so stderr
   streams in grade cells become stdout streams headed "[stderr]" (text kept for the feedback): a test cell
@@ -13,56 +12,41 @@
 
 from __future__ import annotations
 
-import json
-import os
-
-from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
-from traitlets import Dict, Integer, Unicode
+from traitlets import Dict, Integer
 
-from autograde.course import DEMO_TAG
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
-KILLED_KERNEL = "KernelDied"
+OUTSIDE = "CheckedOutsideYourKernel"
 
 
-def _write_state(path: str, state: dict) -> None:
-    if path:
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(state, f)
-        os.replace(tmp, path)
+def output_node(item: dict):
+    """An nbformat output from one validated text item (autograde.boundary.cell_outputs)."""
+    if item["kind"] == "error":
+        return new_output("error", ename=item["ename"], evalue=item["evalue"],
+                          traceback=item["traceback"].splitlines() or [f"{item['ename']}: {item['evalue']}"])
+    return new_output("stream", name=item["name"], text=item["text"])
 
 
-class GradingExecute(Execute):
-    """Execute that skips demo cells and cells that killed the kernel before, and records progress."""
+class InjectOutputs(NbGraderPreprocessor):
+    """Execute's stand-in: outputs from the sandboxed run, failures from the verification outside the kernel."""
 
-    skip_cells = Dict({}, help="'<notebook>/<cell index>' -> reason: cells not to run").tag(config=True)
-    state_file = Unicode("", help="JSON file updated with the index of the cell being run").tag(config=True)
+    outputs = Dict({}, help="'<notebook>/<cell index>' -> list of validated text items").tag(config=True)
+    failures = Dict({}, help="'<notebook>/<grade_id>' -> why its checks failed outside the kernel").tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
             return cell, resources
-        if DEMO_TAG in cell.metadata.get("tags", []):
-            cell.outputs = [new_output("stream", name="stdout", text="[demo cell: not run while grading]\n")]
-            return cell, resources
         notebook = resources.get("nbgrader", {}).get("notebook", "")
-        key = f"{notebook}/{index}"
-        if key in self.skip_cells:
-            reason = self.skip_cells[key]
-            cell.outputs = [new_output("error", ename=KILLED_KERNEL, evalue=reason,
-                                       traceback=[f"{KILLED_KERNEL}: {reason}"])]
-            return cell, resources
-        _write_state(self.state_file, {"notebook": notebook, "running": index})
-        try:
-            return super().preprocess_cell(cell, resources, index)
-        except DeadKernelError:
-            _write_state(self.state_file, {"notebook": notebook, "running": index, "died": True})
-            raise
-        except Exception as e:  # e.g. a cell that ignores the interrupt sent at its time limit
-            _write_state(self.state_file, {"notebook": notebook, "running": index, "stuck": f"{type(e).__name__}: {e}"})
-            raise
+        cell.outputs = [output_node(item) for item in self.outputs.get(f"{notebook}/{index}", [])]
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        why = self.failures.get(f"{notebook}/{gid}")
+        if why is not None and is_grade(cell):
+            cell.outputs.append(new_output("error", ename=OUTSIDE, evalue=why,
+                                           traceback=[f"{OUTSIDE}: your functions were checked again in a fresh "
+                                                      f"process and failed there: {why}"]))
+        return cell, resources
 
 
 class CapOutput(NbGraderPreprocessor):

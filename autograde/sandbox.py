@@ -1,56 +1,92 @@
 """A sandbox for student code, built from what Linux gives directly (no Docker engine exists here).
 
-`wrap(argv, ...)` returns a command line that runs argv:
-- in new pid, ipc and uts namespaces (and a new network namespace unless the policy allows the network),
-  through bubblewrap (Debian's `bubblewrap`): when the sandbox's first process ends, the kernel kills every
-  process it started, so nothing outlives the grading run; `os.kill` can reach no process outside it;
-- in a new mount namespace that shows only the system's read-only folders (/usr, /lib, /etc, ...), the Python
-  installation and the packages the kernel needs (read-only), and one writable scratch folder; the course's
-  solutions, the gradebook, other students' submissions and /root are simply not there;
-- as an unprivileged user (a uid of its own, no capabilities, no_new_privs), with rlimits on address space,
-  processes (counted per uid, hence a uid per concurrent sandbox), file size and CPU time.
+`wrap(argv, ...)` returns a command line that runs argv through bubblewrap (Debian's `bubblewrap`):
+- in new pid, ipc, uts and network namespaces: when the sandbox's first process ends, the kernel kills every
+  process it started, threads included, so nothing outlives it; it can signal no process outside;
+- in a new mount namespace built from nothing: the system's read-only folders (/usr, /lib, /etc, ...), the
+  Python installation (read-only), and the files the caller names (read-only). Nothing of the host is
+  writable: /tmp and $HOME are private tmpfs folders of a fixed size, and what the sandbox produces leaves it
+  only through its standard output, read by the grader with a size cap and a deadline (autograde.boundary);
+- as an unprivileged user with no capabilities and rlimits on address space, processes, file size and CPU.
+
+Two ways to be an unprivileged user of its own, chosen by who the grader is:
+- the grader is root: bubblewrap builds the mounts as root, then `setpriv` drops to uid 61000 + slot (one uid
+  per concurrent sandbox, since RLIMIT_NPROC counts per uid, and root itself is exempt from it);
+- the grader is not root: a new user namespace (`--unshare-user`, mapped to uid 1000 inside). Linux counts
+  RLIMIT_NPROC per user namespace (kernel >= 5.14), so a fork bomb in one sandbox stops at its own limit and
+  neither the grader nor another sandbox of the same user loses processes (autograde/tests/test_sandbox.py).
+  Nested user namespaces are refused inside (`--disable-userns`).
+
+The whole memory budget is `Policy.memory_bytes`: the private /tmp and $HOME (RAM-backed) are carved out of
+it, and the rest is the address-space limit of each process.
 
 What it does not protect against: a kernel exploit, a side channel (timing, /proc/cpuinfo), and resource use
-below the limits (a student can still use its whole CPU and memory allowance).
-
-The grader is root here (and in CI). A grader that is not root cannot switch users: it gets `unavailable()`'s
-reason and must say so rather than grade unsandboxed (issue 10 covers unprivileged user namespaces).
+below the limits (a student can use its whole CPU and memory allowance).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc")
-FIRST_UID = 61000  # sandbox uids: FIRST_UID + slot; unused by Debian's system and login ranges
-# A Unix socket's path has at most 107 bytes, and a job folder under a long OUT has more: a kernel's sockets
-# live in a short folder of their own under this one.
-SOCKET_BASE = Path("/tmp/autograde-sockets")
+FIRST_UID = 61000  # root mode: sandbox uids FIRST_UID + slot; unused by Debian's system and login ranges
+INSIDE_UID = 1000  # user-namespace mode: the uid the sandbox sees itself as
+HOME = "/home/student"
 
 
 @dataclass(frozen=True)
 class Policy:
     """Limits of one sandboxed process tree."""
 
-    memory_bytes: int = 4 << 30  # address space (RLIMIT_AS); torch alone maps ~1.5 GB of it
-    max_processes: int = 64  # RLIMIT_NPROC for the sandbox's uid: a fork bomb stops here
+    memory_bytes: int = 4 << 30  # the whole budget: private /tmp and $HOME (RAM) plus each process's address space
+    max_processes: int = 64  # RLIMIT_NPROC of the sandbox's user: a fork bomb stops here
     file_bytes: int = 256 << 20  # largest file it may write (RLIMIT_FSIZE)
-    cpu_seconds: int = 900  # CPU time (RLIMIT_CPU), a backstop behind the harness's wall clock
-    network: bool = False  # a kernel talking to its client over TCP loopback needs the host's network
+    cpu_seconds: int = 900  # CPU time (RLIMIT_CPU), a backstop behind the grader's wall-clock deadlines
+    tmp_bytes: int = 128 << 20  # private /tmp, a tmpfs in RAM, counted in memory_bytes
+    home_bytes: int = 128 << 20  # private $HOME, likewise
+
+    @property
+    def address_space(self) -> int:
+        """RLIMIT_AS of each process: what is left of the budget once the private folders are full."""
+        return self.memory_bytes - self.tmp_bytes - self.home_bytes
+
+
+def mode() -> str:
+    """'root' (a uid per sandbox via setpriv) or 'userns' (an unprivileged user namespace per sandbox)."""
+    return "root" if os.geteuid() == 0 else "userns"
+
+
+@functools.lru_cache(maxsize=None)
+def _userns_works() -> str | None:
+    """None if this user can make a sandbox in a user namespace, else what bubblewrap said."""
+    try:
+        r = subprocess.run(["bwrap", "--unshare-user", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/",
+                            "--proc", "/proc", "--dev", "/dev", "true"],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    return None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["exit " + str(r.returncode)])[-1]
 
 
 def unavailable() -> str | None:
-    """None if sandboxes can be made here, else the reason they cannot."""
+    """None if sandboxes can be made here, else one line saying what to install or enable."""
     for tool in ("bwrap", "setpriv", "prlimit"):
         if shutil.which(tool) is None:
-            return f"`{tool}` not found: install Debian's bubblewrap and util-linux (apt-get install bubblewrap)"
-    if os.geteuid() != 0:
-        return ("the grader is not root, and the sandbox needs root to run each student's code as a user of its "
-                "own (uid 61000 + slot): start the grader, or its Dask workers, as root")
+            return (f"`{tool}` not found: install bubblewrap and util-linux "
+                    "(Debian/Ubuntu: apt-get install bubblewrap util-linux)")
+    if mode() == "userns":
+        why = _userns_works()
+        if why is not None:
+            return (f"this user cannot create user namespaces ({why}): enable unprivileged user namespaces "
+                    "(sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0; on Ubuntu >= 23.10 "
+                    "also an AppArmor profile that allows bwrap, or kernel.apparmor_restrict_unprivileged_userns=0), "
+                    "or grade as root")
     return None
 
 
@@ -64,77 +100,53 @@ def _parents(path: Path) -> list[Path]:
     return [p for p in reversed(path.parents) if p != Path("/")]
 
 
-def wrap(argv: list[str], *, writable: Path, readonly: list[Path], policy: Policy = Policy(), slot: int = 0,
-         chdir: Path | None = None, env: dict[str, str] | None = None, hide: list[Path] = (),
-         binds: list[Path] = ()) -> list[str]:
-    """The command that runs argv in a sandbox (see the module docstring); writable is its home folder.
+def _under_system(path: Path) -> bool:
+    return any(str(path) == d or str(path).startswith(d + "/") for d in SYSTEM_DIRS)
 
-    hide: folders inside the read-only mounts that the sandbox must not see (an empty tmpfs covers each).
-    binds: further writable folders (e.g. where a kernel's connection sockets live).
+
+def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), slot: int = 0,
+         env: dict[str, str] | None = None, userns: bool | None = None) -> list[str]:
+    """The command that runs argv in a sandbox (see the module docstring).
+
+    readonly: files and folders bound read-only at the same path (the Python installation is always there).
+    Its working folder is its private $HOME. Nothing it writes reaches the host: read what it prints instead.
+    userns: force the user-namespace way (for a command that a non-root user will run); default: by mode().
     """
     reason = unavailable()
     if reason:
         raise RuntimeError(f"cannot sandbox student code: {reason}")
-    uid = FIRST_UID + slot
+    root = mode() == "root" if userns is None else not userns
     cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-           "--unshare-cgroup-try", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
-    if not policy.network:
-        cmd.append("--unshare-net")
+           "--unshare-net", "--unshare-cgroup-try"]
+    if root:
+        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+    else:
+        cmd += ["--unshare-user", "--disable-userns", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID)]
     for d in SYSTEM_DIRS:
         if os.path.exists(d):
             cmd += ["--ro-bind", d, d]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
-    made: set[Path] = set()
-    mounts = ([(Path(p), "--ro-bind") for p in [*python_paths(), *readonly]]
-              + [(Path(p), "--bind") for p in [writable, *binds]])
-    for path, how in mounts:
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            "--size", str(policy.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
+            "--size", str(16 << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--size", str(policy.home_bytes), "--perms", "1777", "--tmpfs", HOME]
+    made: set[Path] = {Path(HOME), Path(HOME).parent}
+    for path in [*python_paths(), *readonly]:
+        path = Path(path)
         # bwrap makes missing parent folders 0700 (unreadable to the sandbox user): make them 0755 ourselves.
         for parent in _parents(path):
-            if parent not in made and not any(str(parent).startswith(d + "/") or str(parent) == d for d in SYSTEM_DIRS):
+            if parent not in made and not _under_system(parent):
                 cmd += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
-        cmd += [how, str(path), str(path)]
-    for path in hide:
-        if Path(path).is_dir():
-            cmd += ["--tmpfs", str(path)]
-    cmd += ["--chdir", str(chdir or writable), "--clearenv"]
+        cmd += ["--ro-bind", str(path), str(path)]
+    cmd += ["--chdir", HOME, "--clearenv"]
     for key, value in (env or {}).items():
         cmd += ["--setenv", key, value]
-    cmd += ["--setenv", "HOME", str(writable), "--setenv", "TMPDIR", "/tmp", "--setenv", "PATH",
+    cmd += ["--setenv", "HOME", HOME, "--setenv", "TMPDIR", "/tmp", "--setenv", "PATH",
             f"{Path(sys.executable).parent}:/usr/bin:/bin"]
-    cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
-            "--inh-caps=-all", "--bounding-set=-all", "--"]
-    cmd += ["prlimit", f"--as={policy.memory_bytes}", f"--nproc={policy.max_processes}",
+    if root:
+        uid = FIRST_UID + slot
+        cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
+                "--inh-caps=-all", "--bounding-set=-all", "--"]
+    cmd += ["prlimit", f"--as={policy.address_space}", f"--nproc={policy.max_processes}",
             f"--fsize={policy.file_bytes}", f"--cpu={policy.cpu_seconds}", "--core=0", "--"]
     return cmd + list(argv)
-
-
-def _shared_folders() -> set[Path]:
-    import tempfile
-    return {Path(p).resolve() for p in ("/", tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm", Path.home(),
-                                         "/root", "/home", "/work", *SYSTEM_DIRS) if os.path.exists(p)}
-
-
-def socket_folder() -> Path:
-    """A new, empty folder for one job's Unix sockets, at a short path (the caller removes it)."""
-    import tempfile
-    SOCKET_BASE.mkdir(mode=0o711, exist_ok=True)  # sandbox users may pass through it, not list it
-    st = SOCKET_BASE.lstat()
-    if st.st_uid != os.geteuid() or not SOCKET_BASE.is_dir() or SOCKET_BASE.is_symlink():
-        raise RuntimeError(f"{SOCKET_BASE} is not a folder of this grader's own: remove it")
-    return Path(tempfile.mkdtemp(prefix="k", dir=SOCKET_BASE))
-
-
-def prepare_writable(path: Path, slot: int = 0) -> None:
-    """Make path a folder the sandbox user of this slot owns (it starts empty or with copies we made).
-
-    Refuses shared folders (/, the temporary folder, home, system folders): handing one of those to a
-    sandbox user would give it everyone's files (and lock other programs out of them).
-    """
-    resolved = Path(path).resolve()
-    if resolved in _shared_folders() or len(resolved.parts) < 4:
-        raise ValueError(f"refusing to give {resolved} to a sandbox user: not a folder of the grading job's own")
-    path.mkdir(parents=True, exist_ok=True)
-    uid = FIRST_UID + slot
-    for p in [path, *path.rglob("*")]:
-        os.chown(p, uid, uid, follow_symlinks=False)

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograde import sandbox
+from autograde import boundary, sandbox
 from autograde.course import REPO, Course, check_calls, is_autograded_test, is_demo, read_notebook
 
 OUTCOME_LIMIT = 64 << 20  # bytes of outcomes JSON we are willing to read back
@@ -57,27 +56,50 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
 
 
 def _judge(course: Course, name: str, kind: str, outcomes_json: str):
-    from course_lib.checks.engine import CheckResult, Outcome, judge
+    from course_lib.checks.engine import CheckResult, judge
 
     registry = course.hidden_registry() if kind == "hidden_check" else course.visible_registry()
     chk = registry.get(name)
     cases = chk.cases()
     try:
-        outcomes = [Outcome.from_json(d) for d in json.loads(outcomes_json)]
-    except (ValueError, TypeError, KeyError) as e:
+        outcomes = boundary.decode_outcomes(outcomes_json, len(cases), limit=OUTCOME_LIMIT)
+    except boundary.Rejected as e:
         return CheckResult(name, len(cases), [("*", f"unreadable outcomes: {e}")])
     expected = (registry.expected_values(name, cases) if kind == "hidden_check" else [c.expected for c in cases])
-    return judge(chk, cases, outcomes, expected)
+    try:
+        return judge(chk, cases, outcomes, expected)
+    except Exception as e:  # noqa: BLE001 - a value built to break a comparator fails its own check only
+        return CheckResult(name, len(cases), [("*", f"could not compare the results: {type(e).__name__}: {e}"[:300])])
+
+
+def check_package_files(course: Course, package: str) -> list[Path]:
+    """The files (a module, or a package's folder) that make up an importable package of the course."""
+    import importlib.util
+    course.ensure_importable()
+    spec = importlib.util.find_spec(package)
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return [Path(p) for p in spec.submodule_search_locations]
+    return [Path(spec.origin)]
+
+
+SANDBOX_MODULES = ("__init__.py", "course.py", "kernel.py", "runner.py", "verify.py", "sandbox.py", "boundary.py")
 
 
 def course_sandbox(course: Course, model_file: Path | None) -> tuple[list[Path], dict[str, str]]:
-    """What any sandbox running a course's student code needs: read-only folders and environment.
+    """What any sandbox running a course's student code sees: read-only files and folders, and environment.
 
-    Shared by this module's child and the grading kernel (grade.Grader._kernel_spec), which add their own.
+    Least privilege: Python, course_lib, the course's visible checks, the model file, and the few harness
+    modules that run inside (the runner, the kernel, the verification child). Not the hidden checks, their
+    references, solutions/, the bug zoo, other students, the output folder or any gradebook.
     """
-    readonly = [REPO / "course_lib", REPO / "autograde", *[Path(p) for p in course.pythonpath]]
+    readonly = [REPO / "course_lib", *[REPO / "autograde" / m for m in SANDBOX_MODULES]]
+    if course.visible_package.split(".")[0] != "course_lib":
+        readonly += check_package_files(course, course.visible_package)
     env = {"PYTHONPATH": os.pathsep.join(course.path_entries()), "COURSE_GRADING": "1", "MPLBACKEND": "Agg",
            "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
            "IPYTHONDIR": "/tmp/ipython", "MPLCONFIGDIR": "/tmp/mpl"}
     if model_file is not None:
         readonly.append(model_file)
@@ -85,16 +107,18 @@ def course_sandbox(course: Course, model_file: Path | None) -> tuple[list[Path],
     return readonly, env
 
 
-def verify_notebook(course: Course, source: Path, submission: Path, workdir: Path, *, slot: int = 0,
+def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: int = 0,
                     policy: sandbox.Policy = sandbox.Policy(), wall_s: float = 600.0,
                     model_file: Path | None = None, step_timeout: float = 120.0,
-                    skip_cells: tuple[int, ...] = ()) -> Verdict:
+                    skip_cells: tuple[int, ...] = (), sandboxed: bool = True) -> Verdict:
     """Run the submission's answers in a fresh sandbox and judge every check of its graded cells here.
 
+    notebook_json: the rebuilt submission (autograde.sanitize), sent to the child on its standard input.
     step_timeout: seconds each of the student's cells, and each check's calls, may run (as nbgrader's cell
     timeout), so that one endless loop costs only its own answer.
     skip_cells: indices of cells not to run, as in the kernel (they killed it, or ignored its interrupt): a
     cell that crashes its process would otherwise cost every answer here, not only its own.
+    sandboxed: False only for `grade --no-sandbox` (then the child is a plain process with the same limits).
     """
     t0 = time.perf_counter()
     source_nb = read_notebook(source)
@@ -102,45 +126,35 @@ def verify_notebook(course: Course, source: Path, submission: Path, workdir: Pat
     verdict = Verdict(cells={g: False for g in cells}, checks_of=cells)
     if not payloads:
         return verdict
-    work = workdir / "verify"
-    work.mkdir(parents=True, exist_ok=True)
-    nb_copy = work / "submission.ipynb"
-    nb_copy.write_bytes(submission.read_bytes())
-    (work / "payloads.json").write_text(json.dumps(payloads))
-    sandbox.prepare_writable(work, slot)
     readonly, env = course_sandbox(course, model_file)
     env.update({"AUTOGRADE_STEP_TIMEOUT": str(int(step_timeout)),
                 "AUTOGRADE_SKIP_CELLS": ",".join(str(i) for i in sorted(skip_cells)),
-                "AUTOGRADE_CHECK_PACKAGES": f"{course.visible_package},{course.hidden_package}"})
-    argv = [sys.executable, "-m", "autograde.verify", "child", str(nb_copy), str(work / "payloads.json"),
-            str(work / "outcomes.json")]
-    # The references are data the child must not read: mount an empty folder over them.
-    cmd = sandbox.wrap(argv, writable=work, readonly=readonly, policy=policy, slot=slot, env=env,
-                       hide=[course.refs_dir, REPO / "autograde" / "references"])
+                "AUTOGRADE_CHECK_PACKAGES": course.visible_package})
+    argv = [sys.executable, "-m", "autograde.verify", "child"]
+    job = json.dumps({"notebook": notebook_json, "payloads": payloads}).encode()
+    if sandboxed:
+        cmd = sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot, env=env)
+        run_env = None
+    else:
+        cmd = ["prlimit", f"--as={policy.address_space}", f"--cpu={policy.cpu_seconds}", "--core=0", "--", *argv]
+        run_env = {**os.environ, **env}
     try:
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              timeout=wall_s)
-        rc, err = done.returncode, done.stderr[-2000:].decode(errors="replace")
-    except subprocess.TimeoutExpired:
-        rc, err = None, f"out-of-kernel verification ran over {wall_s:.0f} s"
-    out = work / "outcomes.json"
-    if not out.exists() or out.stat().st_size > OUTCOME_LIMIT:
-        verdict.error = (err if rc is None else f"the verification process exited with {rc} before writing its "
-                         f"results: {err.strip().splitlines()[-1] if err.strip() else 'no message'}")
-        verdict.seconds = time.perf_counter() - t0
-        return verdict
-    try:
-        results = json.loads(out.read_text())
-        if not isinstance(results, dict):
-            raise ValueError("not an object")
-    except ValueError as e:
-        verdict.error = f"unreadable verification results: {e}"
+        done = boundary.run(cmd, job, limit=OUTCOME_LIMIT, deadline_s=wall_s, env=run_env)
+        if done.message is None:
+            last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
+            raise boundary.Rejected(f"out-of-kernel verification ran over {wall_s:.0f} s" if done.timed_out else
+                                    "the verification output was over its size limit" if done.over_limit else
+                                    f"the verification process exited ({done.returncode}) before sending its "
+                                    f"results: {last}"[:400])
+        results = boundary.check_outcomes(done.message, set(payloads), limit=OUTCOME_LIMIT)
+    except boundary.Rejected as e:
+        verdict.error = str(e)
         verdict.seconds = time.perf_counter() - t0
         return verdict
     passed = {}
     for name, info in payloads.items():
         text = results.get(name)
-        if not isinstance(text, str):
+        if text is None:
             passed[name] = False
             verdict.messages[name] = "no result for this check"
             continue
@@ -154,22 +168,25 @@ def verify_notebook(course: Course, source: Path, submission: Path, workdir: Pat
 
 
 # ------------------------------------------------------------------------------------ the child (untrusted)
-def _child(notebook: str, payloads_file: str, out_file: str) -> int:
+def _child() -> int:
     import io
     import contextlib
+    import signal
 
     import nbformat
 
-    payloads = json.loads(Path(payloads_file).read_text())
-    nb = nbformat.read(notebook, as_version=4)
+    job = json.loads(sys.stdin.buffer.read())
+    out_fd = os.dup(1)  # the framed result goes here; the student's code sees a /dev/null standard output
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    real_exit = os._exit
+    payloads = job["payloads"]
+    nb = nbformat.reads(job["notebook"], as_version=4)
     from IPython.core.interactiveshell import InteractiveShell
-
-    import signal
 
     from course_lib.checks import engine
     # Check modules register the loaders of shared inputs (e.g. the model) when imported.
-    packages = os.environ.get("AUTOGRADE_CHECK_PACKAGES", "course_lib.checks,autograde.hidden").split(",")
-    for package in packages:
+    for package in os.environ.get("AUTOGRADE_CHECK_PACKAGES", "course_lib.checks").split(","):
         try:
             engine.Registry(package).all()
         except Exception:  # a broken check module must not stop the other checks
@@ -226,12 +243,16 @@ def _child(notebook: str, payloads_file: str, out_file: str) -> int:
                 hung[info["exercise"]] = name
         sink.seek(0)
         sink.truncate()
-    Path(out_file).write_text(json.dumps(results))
-    return 0
+    payload = json.dumps(results).encode()
+    os.write(out_fd, b"%d\n" % len(payload))
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(out_fd, view):]
+    real_exit(0)  # a thread the student left running must not keep this process waiting
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["child"] and len(sys.argv) == 5:
-        sys.exit(_child(*sys.argv[2:]))
-    print("usage: python -m autograde.verify child NOTEBOOK PAYLOADS OUT", file=sys.stderr)
+    if sys.argv[1:] == ["child"]:
+        sys.exit(_child())
+    print("usage: python -m autograde.verify child  (job on standard input)", file=sys.stderr)
     sys.exit(2)

@@ -1,9 +1,13 @@
-"""One student's grading run, in its own process: ``python -m autograde.worker JOBDIR``.
+"""The trusted grading pass of one student, in its own process: ``python -m autograde.worker JOBDIR``.
 
-The harness prepares JOBDIR (a throwaway nbgrader course: gradebook copied from the assignment's template,
-the sanitized submission, a kernelspec) and reads the results back. This process runs nbgrader's autograde,
-then builds feedback HTML from a feedback-safe copy of each autograded notebook, and writes
-``JOBDIR/worker.json``: {"autograde": {...}, "feedback": {...}, "leaked": [...]}.
+By the time this runs, the student's code has run in a sandbox (autograde.runner) and been checked again in
+another (autograde.verify); the grader validated what came out (autograde.boundary) and wrote it into
+JOBDIR/job.json. JOBDIR is a folder no sandbox ever had mounted, so nothing here follows a path a student
+could have planted. This process runs nbgrader's autograde with ``InjectOutputs`` in place of execution (no
+kernel, no student code), so nbgrader's gradebook, scores and autograded notebook come from validated data
+only; then builds feedback pages from a feedback-safe copy (no hidden test source, student output as text,
+student markdown escaped), and writes ``JOBDIR/worker.json``: {"autograde": {...}, "feedback": {...},
+"leaked": [...]}.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ T_START = time.perf_counter()
 
 
 def config(job: dict, course_dir: Path):
-    """nbgrader configuration of one grading run (given as a Config object: nbgrader ignores --config)."""
+    """nbgrader configuration of one grading pass (a Config object: nbgrader ignores --config)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from traitlets.config import Config
 
-    from autograde.plugins import CapOutput, GradingExecute, StderrNotFailure
+    from autograde.plugins import CapOutput, InjectOutputs, StderrNotFailure
     from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, LimitOutput, SaveAutoGrades
 
     c = Config()
@@ -33,25 +37,21 @@ def config(job: dict, course_dir: Path):
     c.CourseDirectory.autograded_directory = "autograded"
     c.CourseDirectory.feedback_directory = "feedback"
     c.CourseDirectory.db_url = f"sqlite:///{course_dir / 'gradebook.db'}"
-    c.Autograde.autograde_preprocessors = [GradingExecute, CapOutput, StderrNotFailure, ClearMetadataPreprocessor,
+    c.Autograde.autograde_preprocessors = [InjectOutputs, CapOutput, StderrNotFailure, ClearMetadataPreprocessor,
                                            LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-    c.Execute.timeout = int(job["cell_timeout"])
-    c.GradingExecute.kernel_name = "autograde-python"
-    c.GradingExecute.skip_cells = job.get("skip_cells", {})
-    c.GradingExecute.state_file = str(course_dir.parent / "state.json")
-    if job.get("ipc"):
-        # a sandboxed kernel has no network (not even loopback): connect over Unix sockets
-        c.KernelManager.transport = "ipc"
-        c.KernelManager.ip = job["ipc"]  # a short path: a socket's path has at most 107 bytes
+    c.InjectOutputs.outputs = job["outputs"]
+    c.InjectOutputs.failures = job["failures"]
+    # defence in depth for the feedback pages: nbconvert drops active markup from markdown and outputs
+    c.HTMLExporter.sanitize_html = True
     return c
 
 
 def main(jobdir: str) -> int:
-    """Autograde, then feedback; always writes worker.json unless killed."""
+    """Autograde (no execution), then feedback; always writes worker.json unless killed."""
     import nbformat
 
-    from autograde.sanitize import feedback_safe
     from autograde.course import hidden_lines
+    from autograde.sanitize import feedback_safe
     from nbgrader.apps import NbGraderAPI
     from nbgrader.utils import temp_attrs
 

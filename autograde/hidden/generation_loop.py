@@ -18,48 +18,13 @@ from __future__ import annotations
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, register_resource
+from course_lib.checks import toy_inputs  # noqa: F401 - registers the toy tokenizers and tables
+from course_lib.checks.engine import Case, Check, Generator, Resource, allclose
 from course_lib.checks.generation_loop import (
-    TableLM, ToyTokenizer, attention_inputs, attention_out, beam_result, generations, int_exact,
+    attention_inputs, attention_out, beam_result, generations, int_exact,
 )
 
 ASSIGNMENT = "04_generation_loop"
-LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
-def _pair_tokenizer() -> ToyTokenizer:
-    """Id i spells two letters, e.g. 0 -> "aa", 27 -> "bb": stops like "ab" straddle two tokens."""
-    return ToyTokenizer([LETTERS[(i // 26) % 26] + LETTERS[i % 26] for i in range(256)])
-
-
-def _random_tables() -> list[TableLM]:
-    g = torch.Generator().manual_seed(404)
-    out = []
-    for _ in range(4):
-        logits = torch.randn(6, 6, generator=g, dtype=torch.float64) * 1.5
-        logits[int(torch.randint(0, 6, (), generator=g))] *= 0.2       # one near-uniform row
-        out.append(TableLM(logits.log_softmax(-1)))
-    return out
-
-
-_TABLES: list[TableLM] = []
-
-
-def _table(i: int) -> TableLM:
-    if not _TABLES:
-        _TABLES.extend(_random_tables())
-    return _TABLES[i]
-
-
-def _letter_tokenizer() -> ToyTokenizer:
-    """Id i spells one letter, LETTERS[i % 26]."""
-    return ToyTokenizer([LETTERS[i % 26] for i in range(256)])
-
-
-register_resource("nb04_pair_tokenizer", _pair_tokenizer)
-register_resource("nb04_letter_tokenizer", _letter_tokenizer)
-for _i in range(4):
-    register_resource(f"nb04_table_{_i}", lambda i=_i: _table(i))
 
 
 def _gen_cases() -> list[Case]:
@@ -90,7 +55,7 @@ def _gen_cases() -> list[Case]:
     from course_lib.checks.engine import _resolve
     from course_lib.generate import generate
     outs = generate(_resolve(lm, {}), prompts, 6, stop_tokens=(), progress=False)
-    letter = _letter_tokenizer()
+    letter = toy_inputs._letter_tokenizer()
     for r, o in enumerate(outs):
         stop = letter.decode(o[2:4])
         cases.append(Case((lm, prompts, 8, g), dict(stop_sequences=[stop], tokenizer=Resource("nb04_letter_tokenizer")),

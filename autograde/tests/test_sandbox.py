@@ -1,8 +1,9 @@
 """The sandbox: what student code can see and do when the grader runs it (Linux namespaces + rlimits).
 
-Each test runs a small Python program in a sandbox and checks the effect from outside. They need root and
-bubblewrap (as on the course's grading machines and in CI); without them the sandbox refuses to start,
-which test_refuses_without_tools checks instead.
+Each test runs a small Python program in a sandbox and checks the effect from outside, twice: as a root
+grader (a uid per sandbox) and as a grader that is not root (a user namespace per sandbox, launched by the
+unprivileged user `nobody`). They need root (to become `nobody`, or to be root) and bubblewrap, as on the
+course's grading machines and in CI.
 """
 
 from __future__ import annotations
@@ -19,27 +20,34 @@ import pytest
 
 from autograde import sandbox
 from autograde.course import REPO
+from autograde.tests import unprivileged
 
-pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None,
-                                reason=f"sandbox unavailable here: {sandbox.unavailable()}")
+pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None or os.geteuid() != 0,
+                                reason=f"sandbox tests need root and bubblewrap: {sandbox.unavailable()}")
+
+MODES = ["root", "userns"]
 
 
-def run(tmp_path: Path, code: str, policy: sandbox.Policy = sandbox.Policy(), slot: int = 7, timeout: float = 60):
-    work = tmp_path / "work"
-    sandbox.prepare_writable(work, slot)
-    cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], writable=work, policy=policy, slot=slot,
-                       readonly=[REPO / "course_lib"], env={"PYTHONPATH": str(REPO)})
+def run(mode: str, code: str, policy: sandbox.Policy = sandbox.Policy(), slot: int = 7, timeout: float = 60,
+        readonly=(REPO / "course_lib",)) -> subprocess.CompletedProcess:
+    """Run code in a sandbox made the way a root (or a non-root) grader makes it; return what it printed."""
+    cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], policy=policy, slot=slot,
+                       readonly=list(readonly), env={"PYTHONPATH": str(REPO)}, userns=mode == "userns")
+    if mode == "userns":
+        cmd = unprivileged.command(cmd, {"PATH": "/usr/bin:/bin"})
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
-def test_runs_as_an_unprivileged_user_that_sees_only_what_it_needs(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_runs_as_an_unprivileged_user_that_sees_only_what_it_needs(tmp_path, mode):
     secret = tmp_path / "gradebook.db"
     secret.write_text("scores")
-    r = run(tmp_path, f"""
+    r = run(mode, f"""
         import os
         print(os.getuid(), os.getgid(), os.getpid())
         print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])
-        for p in ['{secret}', '{REPO / "solutions"}', '/root/.cache', '{REPO / "autograde"}']:
+        for p in ['{secret}', '{REPO / "solutions"}', '/root/.ssh', '{REPO / "autograde" / "hidden"}',
+                  '{REPO / "autograde" / "references"}', '{REPO / "notebooks"}']:
             print(p, os.path.exists(p))
         import course_lib.model  # what a notebook legitimately needs is there
         print('ok')
@@ -47,32 +55,47 @@ def test_runs_as_an_unprivileged_user_that_sees_only_what_it_needs(tmp_path):
     lines = r.stdout.split("\n")
     assert r.returncode == 0, r.stderr
     uid, gid, pid = lines[0].split()
-    assert uid == gid == str(sandbox.FIRST_UID + 7) and int(pid) < 10  # own pid namespace
+    inside = sandbox.FIRST_UID + 7 if mode == "root" else sandbox.INSIDE_UID
+    assert uid == gid == str(inside) and int(pid) < 10  # own pid namespace
     assert int(lines[1], 16) == 0  # no capabilities
-    assert all(line.endswith("False") for line in lines[2:6]), lines
-    assert lines[6] == "ok"
+    assert all(line.endswith("False") for line in lines[2:8]), lines
+    assert lines[8] == "ok"
 
 
-def test_fork_bomb_stops_at_the_process_limit(tmp_path):
-    r = run(tmp_path, """
+@pytest.mark.parametrize("mode", MODES)
+def test_fork_bomb_stops_at_the_process_limit_and_only_there(tmp_path, mode):
+    """The limit holds inside; outside, the same user (the grader, in userns mode) can still start processes."""
+    cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent("""
         import os, time
         n = 0
         try:
             while True:
                 if os.fork() == 0:
-                    time.sleep(60)
+                    time.sleep(30)
                     os._exit(0)
                 n += 1
         except OSError as e:
-            print(n, type(e).__name__)
-    """, policy=sandbox.Policy(max_processes=32))
-    n, err = r.stdout.split()
+            print(n, type(e).__name__, flush=True)
+        time.sleep(6)
+    """)], policy=sandbox.Policy(max_processes=32), readonly=[], userns=mode == "userns")
+    outside = [sys.executable, "-c", "import subprocess; ps = [subprocess.Popen(['sleep', '2']) for _ in range(40)];"
+               "[p.wait() for p in ps]; print('outside', len(ps))"]
+    if mode == "userns":
+        cmd = unprivileged.command(cmd, {"PATH": "/usr/bin:/bin"})
+        outside = unprivileged.command(outside, {"PATH": "/usr/bin:/bin"})
+    bomb = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    time.sleep(3)  # the bomb has hit its limit (it stops within a second)
+    other = subprocess.run(outside, capture_output=True, text=True, timeout=60)
+    out, _ = bomb.communicate(timeout=60)
+    n, err = out.split()
     assert int(n) < 32 and err == "BlockingIOError"
+    assert other.stdout.strip() == "outside 40", other.stderr
 
 
-def test_no_process_outlives_the_sandbox(tmp_path):
-    marker = "sandbox-leftover-" + str(os.getpid())
-    r = run(tmp_path, f"""
+@pytest.mark.parametrize("mode", MODES)
+def test_no_process_outlives_the_sandbox(mode):
+    marker = f"sandbox-leftover-{mode}-{os.getpid()}"
+    r = run(mode, f"""
         import os, subprocess
         subprocess.Popen(['/bin/sh', '-c', 'exec -a {marker} sleep 120'], start_new_session=True)
         print('started')
@@ -83,19 +106,47 @@ def test_no_process_outlives_the_sandbox(tmp_path):
     assert marker not in ps
 
 
-def test_memory_fill_becomes_a_memory_error(tmp_path):
-    r = run(tmp_path, """
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_fill_becomes_a_memory_error(mode):
+    r = run(mode, """
         try:
             x = bytearray(6 << 30)
             print('allocated')
         except MemoryError:
             print('MemoryError')
     """, policy=sandbox.Policy(memory_bytes=2 << 30))
-    assert r.stdout.strip() == "MemoryError"
+    assert r.stdout.strip() == "MemoryError", r.stderr
 
 
-def test_huge_file_is_cut_at_the_file_size_limit(tmp_path):
-    r = run(tmp_path, """
+@pytest.mark.parametrize("mode", MODES)
+def test_private_tmp_home_and_shm_are_capped_and_stay_inside(mode):
+    """Each private folder fills up at its cap (RAM counted in the budget), and nothing reaches the host."""
+    marker = f"sandbox-wrote-{os.getpid()}"
+    r = run(mode, f"""
+        import os
+        for folder in ['/tmp', os.environ['HOME'], '/dev/shm']:
+            written = 0
+            try:
+                with open(os.path.join(folder, '{marker}'), 'wb') as f:
+                    while written < (200 << 20):
+                        f.write(b'x' * (1 << 20))
+                        written += 1 << 20
+                    f.flush()
+            except OSError as e:
+                print(folder == os.environ['HOME'], written >> 20, e.errno)
+    """, policy=sandbox.Policy(tmp_bytes=32 << 20, home_bytes=48 << 20, file_bytes=1 << 30))
+    lines = r.stdout.split("\n")
+    assert len(lines) >= 3, (r.stdout, r.stderr)
+    assert lines[0].split() == ["False", "32", "28"], lines  # ENOSPC at the /tmp cap
+    assert lines[1].split() == ["True", "48", "28"], lines
+    assert int(lines[2].split()[1]) <= 16 and lines[2].split()[2] == "28", lines
+    assert not os.path.exists(f"/tmp/{marker}") and not os.path.exists(f"/dev/shm/{marker}")
+    assert sandbox.Policy().address_space == sandbox.Policy().memory_bytes - (256 << 20)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_huge_file_is_cut_at_the_file_size_limit(mode):
+    r = run(mode, """
         import signal
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         try:
@@ -104,30 +155,30 @@ def test_huge_file_is_cut_at_the_file_size_limit(tmp_path):
         except OSError as e:
             print('refused', e.errno)
     """, policy=sandbox.Policy(file_bytes=1 << 20))
-    assert r.stdout.startswith("refused")
-    assert (tmp_path / "work" / "big").stat().st_size <= 1 << 20
+    assert r.stdout.startswith("refused"), r.stderr
 
 
-def test_cannot_signal_the_grader(tmp_path):
-    r = run(tmp_path, f"""
+@pytest.mark.parametrize("mode", MODES)
+def test_cannot_signal_the_grader(mode):
+    r = run(mode, f"""
         import os, signal
         try:
             os.kill({os.getpid()}, signal.SIGKILL)
             print('sent')
         except ProcessLookupError:
             print('no such process')
-        print(os.getppid())
     """)
     assert r.stdout.split("\n")[0] == "no such process"  # the grader's pid does not exist in there
 
 
-def test_no_network_not_even_the_graders_loopback(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_no_network_not_even_the_graders_loopback(mode):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
     port = server.getsockname()[1]
     try:
-        r = run(tmp_path, f"""
+        r = run(mode, f"""
             import socket
             try:
                 socket.create_connection(('127.0.0.1', {port}), timeout=2)
@@ -140,8 +191,9 @@ def test_no_network_not_even_the_graders_loopback(tmp_path):
     assert r.stdout.strip() == "refused"
 
 
-def test_readonly_mounts_cannot_be_written(tmp_path):
-    r = run(tmp_path, f"""
+@pytest.mark.parametrize("mode", MODES)
+def test_readonly_mounts_cannot_be_written(mode):
+    r = run(mode, f"""
         try:
             open('{REPO / "course_lib" / "x.py"}', 'w')
             print('wrote')
@@ -152,24 +204,9 @@ def test_readonly_mounts_cannot_be_written(tmp_path):
     assert not (REPO / "course_lib" / "x.py").exists()
 
 
-def test_hidden_folders_are_empty_inside(tmp_path):
-    work = tmp_path / "work"
-    sandbox.prepare_writable(work, 3)
-    cmd = sandbox.wrap([sys.executable, "-c", f"import os; print(os.listdir('{REPO / 'autograde' / 'references'}'))"],
-                       writable=work, readonly=[REPO / "autograde"], slot=3,
-                       hide=[REPO / "autograde" / "references"])
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert r.stdout.strip() == "[]", r.stderr
-    assert any((REPO / "autograde" / "references").iterdir())  # outside, the references are still there
-
-
-def test_shared_folders_are_never_handed_to_a_sandbox_user(tmp_path):
-    """Regression: a kernel launcher once chowned the folder of jupyter's connection file, which was /tmp."""
-    import tempfile
-    for shared in ["/", tempfile.gettempdir(), "/tmp", str(Path.home()), "/usr", str(tmp_path.parent.parent)]:
-        with pytest.raises(ValueError, match="refusing"):
-            sandbox.prepare_writable(Path(shared), 3)
-    before = os.stat(tempfile.gettempdir()).st_uid
-    sandbox.prepare_writable(tmp_path / "job" / "work", 3)  # a job's own folder is fine
-    assert os.stat(tmp_path / "job" / "work").st_uid == sandbox.FIRST_UID + 3
-    assert os.stat(tempfile.gettempdir()).st_uid == before
+def test_userns_refusal_names_what_to_enable(monkeypatch):
+    """A grader that cannot make user namespaces gets one line saying what to enable, not a traceback."""
+    monkeypatch.setattr(sandbox, "mode", lambda: "userns")
+    monkeypatch.setattr(sandbox, "_userns_works", lambda: "setting up uid map: Permission denied")
+    why = sandbox.unavailable()
+    assert "\n" not in why and "unprivileged_userns_clone" in why and "Permission denied" in why

@@ -1,0 +1,284 @@
+"""The trust boundary: every byte that reaches the grader from a sandbox or a submitted file passes here.
+
+Nothing else in the harness reads what a student's code produced or what a student submitted. The rules:
+- files (only submissions: sandboxes write none) are opened without following links or blocking, must be
+  regular files, and are read up to a cap (``read_submission``);
+- a sandbox speaks only through its standard output: one framed message (``frame``), read with a size cap and
+  a deadline; on the deadline, an oversized message, or once the message is in, the whole sandbox is killed
+  (its pid namespace ends with it, threads included) (``run``);
+- JSON is parsed with a size cap, a depth cap and no NaN/Infinity, then checked against the exact shape the
+  grader expects: known keys, types, indices in range, text truncated to caps (``loads``, ``cell_outputs``,
+  ``check_outcomes``). Anything else raises ``Rejected`` with a one-line reason, which the grader turns into
+  that student's status and detail; the run goes on.
+Reviewed as a unit: autograde/tests/test_boundary.py fuzzes each parser with generated input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import stat
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_DEPTH = 64  # deepest JSON nesting accepted from a sandbox or a submission (notebooks need < 10)
+TEXT_CAP = 200_000  # characters kept of one output text
+ITEMS_CAP = 200  # outputs kept per cell
+
+
+class Rejected(ValueError):
+    """Untrusted input that does not have the expected form; str(e) is the one-line reason."""
+
+
+# ------------------------------------------------------------------------------------------- files
+def read_submission(path: Path, limit: int) -> bytes:
+    """The bytes of a submitted file: a regular file reached without a link, at most ``limit`` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise Rejected(f"{Path(path).name}: cannot be opened as a plain file ({os.strerror(e.errno)})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Rejected(f"{Path(path).name}: not a regular file")
+        if st.st_size > limit:
+            raise Rejected(f"{Path(path).name}: {st.st_size} bytes, over the limit of {limit}")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise Rejected(f"{Path(path).name}: over the limit of {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def is_plain_file(path: Path) -> bool:
+    """Whether path is a regular file itself (not a link to one): what ``read_submission`` would accept."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------------------- processes
+def frame(payload: bytes) -> bytes:
+    """How a sandbox sends its one message: the length in decimal, a newline, the bytes."""
+    return b"%d\n" % len(payload) + payload
+
+
+@dataclass
+class Finished:
+    """What came back from a sandboxed process."""
+
+    message: bytes | None  # the framed message, if one arrived whole
+    returncode: int | None  # None if it was still running when the grader killed it
+    stderr: str  # the last few KB of what it wrote to standard error
+    timed_out: bool = False
+    over_limit: bool = False
+    seconds: float = 0.0
+
+
+def _kill(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)  # the sandbox runs in a session of its own
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        p.kill()
+    except ProcessLookupError:
+        pass
+
+
+def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dict | None = None) -> Finished:
+    """Run cmd, feed it stdin, and read one framed message from its stdout within limit bytes and deadline_s.
+
+    The process (a sandbox) is killed as soon as its message is in, on the deadline, or when it sends more
+    than ``limit`` bytes; nothing it leaves running (a thread, a background process holding its stdout open)
+    can make the grader wait longer than the deadline.
+    """
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, env=env)
+    out, err = bytearray(), bytearray()
+    out_fd, err_fd, in_fd = p.stdout.fileno(), p.stderr.fileno(), p.stdin.fileno()
+    for fd in (out_fd, err_fd, in_fd):
+        os.set_blocking(fd, False)
+    pending = memoryview(stdin)
+    if not pending:
+        p.stdin.close()
+    open_fds = {out_fd, err_fd}
+    result = Finished(None, None, "")
+    try:
+        while True:
+            message = _message(out, limit)
+            if message is not None:
+                result.message = message
+                break
+            if len(out) > limit + 32:
+                result.over_limit = True
+                break
+            if out_fd not in open_fds:
+                break  # its standard output closed without a whole message
+            left = deadline_s - (time.monotonic() - t0)
+            if left <= 0:
+                result.timed_out = True
+                break
+            r, w, _ = select.select(sorted(open_fds), [in_fd] if pending else [], [], min(left, 1.0))
+            if w:
+                try:
+                    pending = pending[os.write(in_fd, pending[:1 << 16]):]
+                except BrokenPipeError:
+                    pending = memoryview(b"")
+                if not pending:
+                    p.stdin.close()
+            for fd in r:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    open_fds.discard(fd)
+                elif fd == out_fd:
+                    out += chunk
+                else:
+                    err += chunk
+                    del err[:-8192]
+    finally:
+        if p.stdin and not p.stdin.closed:
+            try:
+                p.stdin.close()
+            except BrokenPipeError:
+                pass
+        try:
+            result.returncode = p.wait(timeout=0.5 if result.message is not None else 0.05)
+        except subprocess.TimeoutExpired:
+            result.returncode = None
+        _kill(p)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (p.stdout, p.stderr):
+            f.close()
+    result.stderr = err.decode(errors="replace")
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+def _message(buf: bytearray, limit: int) -> bytes | None:
+    head, sep, _ = bytes(buf[:24]).partition(b"\n")
+    if not sep:
+        if len(buf) >= 24:
+            raise Rejected("the sandbox's output does not start with a length")
+        return None
+    if not head.isdigit() or int(head) > limit:
+        raise Rejected("the sandbox's output has no valid length" if not head.isdigit()
+                       else f"the sandbox announced {int(head)} bytes, over the limit of {limit}")
+    n, start = int(head), len(head) + 1
+    return bytes(buf[start:start + n]) if len(buf) >= start + n else None
+
+
+# -------------------------------------------------------------------------------------------- JSON
+def _no_constants(name: str) -> Any:
+    raise Rejected(f"{name} is not allowed in JSON here")
+
+
+def loads(data: bytes, *, limit: int, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse untrusted JSON: at most ``limit`` bytes, nesting at most ``max_depth``, no NaN or Infinity."""
+    if len(data) > limit:
+        raise Rejected(f"{len(data)} bytes of JSON, over the limit of {limit}")
+    try:
+        value = json.loads(data.decode("utf-8"), parse_constant=_no_constants)
+    except RecursionError:
+        raise Rejected("JSON nested too deeply") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise Rejected(f"not valid JSON: {e}") from None
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > max_depth:
+            raise Rejected(f"JSON nested deeper than {max_depth} levels")
+        if isinstance(v, dict):
+            stack += [(x, depth + 1) for x in v.values()]
+        elif isinstance(v, list):
+            stack += [(x, depth + 1) for x in v]
+    return value
+
+
+def _expect(cond: bool, why: str) -> None:
+    if not cond:
+        raise Rejected(why)
+
+
+def _text(v: Any, what: str, cap: int = TEXT_CAP) -> str:
+    _expect(isinstance(v, str), f"{what} is not text")
+    return v if len(v) <= cap else v[:cap] + f"\n... cut: {len(v) - cap} more characters ...\n"
+
+
+def _index_list(v: Any, code_cells: set[int], what: str) -> list[int]:
+    _expect(isinstance(v, list) and len(v) <= len(code_cells), f"{what} is not a short list")
+    _expect(all(type(i) is int and i in code_cells for i in v), f"{what} names a cell that is not a code cell")
+    return list(v)
+
+
+def cell_outputs(message: bytes, code_cells: set[int], *, limit: int) -> dict:
+    """The runner's report (autograde.runner) as {"outputs": {index: [items]}, "died": [...], "stuck": [...]}.
+
+    code_cells: indices of the notebook's code cells; every index reported must be one of them.
+    """
+    data = loads(message, limit=limit)
+    _expect(isinstance(data, dict) and set(data) <= {"cells", "died", "stuck", "seconds"} and "cells" in data,
+            "the runner's report is not an object with the expected keys")
+    cells = data["cells"]
+    _expect(isinstance(cells, list) and len(cells) <= len(code_cells), "the runner reported too many cells")
+    outputs: dict[int, list[dict]] = {}
+    for c in cells:
+        _expect(isinstance(c, dict) and set(c) == {"index", "outputs"}, "a cell report has unexpected keys")
+        i = c["index"]
+        _expect(type(i) is int and i in code_cells and i not in outputs, "a cell report names a wrong cell")
+        _expect(isinstance(c["outputs"], list), "a cell's outputs are not a list")
+        items = []
+        for o in c["outputs"][:ITEMS_CAP]:
+            _expect(isinstance(o, dict), "an output is not an object")
+            if o.get("kind") == "stream" and set(o) == {"kind", "name", "text"}:
+                _expect(o["name"] in ("stdout", "stderr"), "a stream has an unknown name")
+                items.append({"kind": "stream", "name": o["name"], "text": _text(o["text"], "a stream's text")})
+            elif o.get("kind") == "error" and set(o) == {"kind", "ename", "evalue", "traceback"}:
+                items.append({"kind": "error", "ename": _text(o["ename"], "an error name", 200),
+                              "evalue": _text(o["evalue"], "an error value", 20_000),
+                              "traceback": _text(o["traceback"], "a traceback", 50_000)})
+            else:
+                raise Rejected("an output is neither a stream nor an error")
+        outputs[i] = items
+    return {"outputs": outputs, "died": _index_list(data.get("died", []), code_cells, "'died'"),
+            "stuck": _index_list(data.get("stuck", []), code_cells, "'stuck'")}
+
+
+def check_outcomes(message: bytes, names: set[str], *, limit: int) -> dict[str, str]:
+    """The verification child's report: {check name: outcomes JSON text}, only for the checks it was given.
+
+    The outcomes text itself is decoded later by the check engine, inside ``decode_outcomes``.
+    """
+    data = loads(message, limit=limit)
+    _expect(isinstance(data, dict), "the verification report is not an object")
+    _expect(set(data) <= names, "the verification report names checks it was not given")
+    _expect(all(isinstance(v, str) for v in data.values()), "a check's outcomes are not text")
+    return dict(data)
+
+
+def decode_outcomes(text: str, n_cases: int, *, limit: int) -> list:
+    """One check's outcomes (course_lib.checks.engine.Outcome), one per case, from the child's text."""
+    from course_lib.checks.engine import Outcome
+    data = loads(text.encode(), limit=limit)
+    _expect(isinstance(data, list), "outcomes are not a list")
+    try:
+        return [Outcome.from_json(d) for d in data]
+    except Exception as e:  # noqa: BLE001 - any failure to decode is the student's malformed output
+        raise Rejected(f"unreadable outcome: {type(e).__name__}: {str(e)[:200]}") from None

@@ -1,0 +1,147 @@
+"""Run a student's notebook top to bottom INSIDE a sandbox: ``python -m autograde.runner`` (untrusted side).
+
+Reads the job from standard input (JSON: the notebook to run, its cell timeout, how often to retry after the
+kernel dies) and writes one framed message to standard output (autograde.boundary.frame): what each code cell
+printed, as plain text, and which cells killed the kernel or ignored the interrupt at their time limit.
+
+Everything here runs as the sandbox user, beside the student's kernel: the grader believes none of it. What it
+reports can only lower the student's own score (a cell that failed here fails), never raise it, so a student
+who forges this output harms only their own grade. The kernel is a child process with its standard output and
+error sent to /dev/null; it talks to this process over Unix sockets in the private /tmp.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+DEMO_TAG = "demo"  # as autograde.course.DEMO_TAG; this module imports nothing of the harness
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+KERNEL_DIED = "KernelDied"
+KERNEL = "autograde-python"
+
+
+TMP = os.environ.get("TMPDIR", "/tmp")  # the sandbox's private /tmp (a scratch folder with --no-sandbox)
+
+
+def _kernelspec() -> None:
+    folder = f"{TMP}/jupyter/kernels/{KERNEL}"
+    os.makedirs(folder, exist_ok=True)
+    with open(f"{folder}/kernel.json", "w") as f:
+        json.dump({"argv": [sys.executable, "-m", "autograde.kernel", "-f", "{connection_file}"],
+                   "display_name": "Python 3 (grading)", "language": "python"}, f)
+    for key, sub in (("JUPYTER_PATH", ""), ("JUPYTER_RUNTIME_DIR", "/runtime"), ("JUPYTER_DATA_DIR", "/data"),
+                     ("JUPYTER_CONFIG_DIR", "/config")):
+        os.environ[key] = f"{TMP}/jupyter{sub}"
+
+
+def _text(out: dict) -> list[dict]:
+    """A cell output as inert text items: stream text, an error, or the text/plain of a result."""
+    kind = out.get("output_type")
+    if kind == "stream":
+        text = out.get("text", "")
+        return [{"kind": "stream", "name": "stderr" if out.get("name") == "stderr" else "stdout",
+                 "text": text if isinstance(text, str) else "".join(text)}]
+    if kind == "error":
+        return [{"kind": "error", "ename": str(out.get("ename", "")), "evalue": str(out.get("evalue", "")),
+                 "traceback": ANSI.sub("", "\n".join(map(str, out.get("traceback", []))))}]
+    if kind in ("execute_result", "display_data"):
+        plain = out.get("data", {}).get("text/plain")
+        if plain is not None:
+            return [{"kind": "stream", "name": "stdout", "text": (plain if isinstance(plain, str) else "".join(plain))
+                     + "\n"}]
+    return []
+
+
+def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
+    """Execute the notebook once; (outputs by cell index, index of the cell that ended the run, why)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    nb = nbformat.reads(nb, as_version=4)
+    client = NotebookClient(nb, timeout=cell_timeout, kernel_name=KERNEL, allow_errors=True,
+                            interrupt_on_timeout=True, record_timing=False, shutdown_kernel="immediate",
+                            raise_on_iopub_timeout=False, iopub_timeout=10,
+                            error_on_timeout={"ename": "CellTimeoutError", "evalue": "",
+                                              "traceback": [f"CellTimeoutError: no reply from the kernel within "
+                                                            f"{cell_timeout} s (the per-cell time limit)"]},
+                            resources={"metadata": {"path": os.environ.get("HOME", TMP)}})
+    client.km = client.create_kernel_manager()
+    if os.environ.get("AUTOGRADE_TRANSPORT") != "tcp":
+        client.km.transport = "ipc"
+        client.km.ip = f"{TMP}/kernel"  # a sandbox has no network: Unix sockets in its private /tmp
+    outputs: dict[int, list[dict]] = {}
+    ended, why = None, ""
+
+    def on_executed(cell, execute_reply, **_):
+        content = execute_reply.get("content", {})
+        if content.get("status") == "error" and not any(o.get("output_type") == "error" for o in cell.outputs):
+            cell.outputs.append(nbformat.from_dict({"output_type": "error", "ename": content.get("ename", ""),
+                                                   "evalue": content.get("evalue", ""),
+                                                   "traceback": content.get("traceback", [])}))
+
+    client.on_cell_executed = on_executed
+    with open(os.devnull, "w") as null:
+        with client.setup_kernel(stdout=null, stderr=null):
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                if DEMO_TAG in cell.get("metadata", {}).get("tags", []):
+                    outputs[index] = [{"kind": "stream", "name": "stdout", "text": "[demo cell: not run while grading]\n"}]
+                    continue
+                if index in skip:
+                    outputs[index] = [{"kind": "error", "ename": KERNEL_DIED, "evalue": skip[index],
+                                       "traceback": f"{KERNEL_DIED}: {skip[index]}"}]
+                    continue
+                try:
+                    client.execute_cell(cell, index)
+                except DeadKernelError:
+                    ended, why = index, "died"
+                except Exception as e:  # e.g. a cell that ignores the interrupt sent at its time limit
+                    ended, why = index, f"stuck: {type(e).__name__}: {e}"
+                outputs[index] = [item for out in cell.get("outputs", []) for item in _text(out)]
+                if ended is not None:
+                    break
+    return outputs, ended, why
+
+
+def main() -> int:
+    """Read the job, run the notebook (again without a cell that killed the kernel), print the framed result."""
+    job = json.loads(sys.stdin.buffer.read())
+    out_fd = os.dup(1)  # the framed result goes here; the student's code sees a /dev/null standard output
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    _kernelspec()
+    t0 = time.perf_counter()
+    skip: dict[int, str] = {}
+    died, stuck = [], []
+    outputs: dict[int, list[dict]] = {}
+    for _attempt in range(int(job.get("retries", 2)) + 1):
+        outputs, ended, why = _run_once(job["notebook"], int(job["cell_timeout"]), skip)
+        if ended is None:
+            break
+        if why == "died":
+            died.append(ended)
+            skip[ended] = ("the kernel died while running this cell (os._exit, a crash, or a signal); "
+                           "the cell was skipped and the rest of the notebook graded without it")
+        else:
+            stuck.append(ended)
+            skip[ended] = ("this cell did not stop when interrupted at its time limit; "
+                           "the cell was skipped and the rest of the notebook graded without it")
+    result = {"cells": [{"index": i, "outputs": o} for i, o in sorted(outputs.items())], "died": died,
+              "stuck": stuck, "seconds": round(time.perf_counter() - t0, 2)}
+    payload = json.dumps(result).encode()
+    os.write(out_fd, b"%d\n" % len(payload))
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(out_fd, view):]
+    os._exit(0)  # a thread the student left running must not keep this process (and the grader) waiting
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Inputs that checks build from code rather than data: toy tokenizers and seeded bigram tables.
+
+A case names them as ``Resource("nb04_...")``; the loaders are registered here, in the visible package, because
+the sandboxed process that runs a student's functions on a check's inputs must rebuild them, and it sees no
+hidden check module. They are inputs, not answers: nothing here knows an expected value.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from course_lib.checks.engine import register_resource
+from course_lib.checks.generation_loop import TableLM, ToyTokenizer
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _pair_tokenizer() -> ToyTokenizer:
+    """Id i spells two letters, e.g. 0 -> "aa", 27 -> "bb": stops like "ab" straddle two tokens."""
+    return ToyTokenizer([LETTERS[(i // 26) % 26] + LETTERS[i % 26] for i in range(256)])
+
+
+def _random_tables() -> list[TableLM]:
+    g = torch.Generator().manual_seed(404)
+    out = []
+    for _ in range(4):
+        logits = torch.randn(6, 6, generator=g, dtype=torch.float64) * 1.5
+        logits[int(torch.randint(0, 6, (), generator=g))] *= 0.2       # one near-uniform row
+        out.append(TableLM(logits.log_softmax(-1)))
+    return out
+
+
+_TABLES: list[TableLM] = []
+
+
+def _table(i: int) -> TableLM:
+    if not _TABLES:
+        _TABLES.extend(_random_tables())
+    return _TABLES[i]
+
+
+def _letter_tokenizer() -> ToyTokenizer:
+    """Id i spells one letter, LETTERS[i % 26]."""
+    return ToyTokenizer([LETTERS[i % 26] for i in range(256)])
+
+
+register_resource("nb04_pair_tokenizer", _pair_tokenizer)
+register_resource("nb04_letter_tokenizer", _letter_tokenizer)
+for _i in range(4):
+    register_resource(f"nb04_table_{_i}", lambda i=_i: _table(i))
