@@ -71,7 +71,15 @@ def main(argv: list[str] | None = None) -> int:
             print("wrote", path)
         return 0
     if args.cmd == "grade":
+        from autograde import sandbox
         from autograde.grade import Limits, grade
+        if args.no_sandbox:
+            print("autograde: WARNING: --no-sandbox: student code runs as you, can read every file you can "
+                  "(hidden checks, solutions, other students) and is not contained; every row is marked "
+                  "'unsandboxed'. Use it only for code you trust.", file=sys.stderr)
+        elif sandbox.unavailable():
+            print(f"autograde: cannot grade safely: {sandbox.unavailable()}", file=sys.stderr)
+            return 2
         limits = Limits(wall_s=args.wall_s, memory_bytes=int(args.memory_gb * (1 << 30)),
                         cell_timeout=args.cell_timeout, sandbox=not args.no_sandbox)
         if args.cluster:

@@ -195,7 +195,9 @@ class Grader:
     # ------------------------------------------------------------------------------------------- setup
     def prepare(self, assignments: list[str]) -> None:
         """Build each assignment's template gradebook; refuse to grade against stale student notebooks."""
+        from autograde.course import tools_beside_python
         from autograde.release import stale_release, template
+        tools_beside_python()  # nbgrader runs `alembic` by name
         if self.limits.sandbox and sandbox.unavailable():
             raise RuntimeError(f"cannot grade safely: {sandbox.unavailable()}. Student code would run as the "
                                "grader, able to read hidden tests and rewrite grades; --no-sandbox grades anyway "
@@ -417,14 +419,16 @@ class Grader:
                 record.setdefault("outside", {})[f"{name}/{gid}"] = "passed" if ok else "failed"
                 if ok:
                     continue
-                why = verdict.error or "; ".join(m.splitlines()[0] for n, m in verdict.messages.items()
-                                                 if n in verdict.checks_of.get(gid, []))
+                why = verdict.error or "\n".join(m for n, m in verdict.messages.items()
+                                                  if n in verdict.checks_of.get(gid, []))
                 if gid not in verdict.checks_of:
                     why = "this test cell calls no check, so it cannot be verified outside the kernel"
                 failures[f"{name}/{gid}"] = (why or "failed")[:2000]
-                if inside:
+                visible = [n for n in verdict.checks_of.get(gid, []) if n not in verdict.hidden]
+                # the kernel runs only the visible checks: disagreeing on one of those is what needs a look
+                if inside and (verdict.error or any(n in verdict.messages for n in visible)):
                     record["conditions"].append(["flagged", f"{gid!r} passed in the kernel but failed outside it"
-                                                 + (f" ({why[:200]})" if why else "")])
+                                                 + (f" ({why.splitlines()[0][:200]})" if why else "")])
         job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(rebuilt),
                     "outputs": outputs, "failures": failures,
                     "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {}}
@@ -640,6 +644,8 @@ def grade(course: Course, submissions: Path, out: Path, workers: int = 1, limits
     """
     jobs, assignments = find_jobs(course, Path(submissions), assignments, students)
     g = Grader(course, out, limits, log)
+    if limits.sandbox and sandbox.unavailable():  # refuse before anything is written
+        raise RuntimeError(f"cannot grade safely: {sandbox.unavailable()}")
     g.out.mkdir(parents=True, exist_ok=True)
     g.prepare(assignments)
     records = g.run(jobs, workers=workers, force=force)

@@ -116,7 +116,9 @@ def _main() -> int:
             return reply({"status": "wrong_assignment",
                           "detail": f"this is the notebook of {other}, not of {job['assignment']}: submit it there"})
         nb, notes = rebuild(raw, nbformat.reads(job["release"], as_version=4))
-    except (InvalidNotebook, nbformat.ValidationError, RecursionError) as e:
+    except RecursionError:
+        return reply({"status": "invalid_notebook", "detail": "its JSON is nested too deeply to be a notebook"})
+    except (InvalidNotebook, nbformat.ValidationError) as e:
         return reply({"status": "invalid_notebook", "detail": str(e)[:1000] or type(e).__name__})
     flags: list[str] = []
     if job.get("scan"):

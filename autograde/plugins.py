@@ -18,7 +18,7 @@ from traitlets import Dict, Integer
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
-OUTSIDE = "CheckedOutsideYourKernel"
+OUTSIDE = "CheckFailed"  # as the check engine's own exception: the student sees one kind of failure
 
 
 def output_node(item: dict):
@@ -44,8 +44,8 @@ class InjectOutputs(NbGraderPreprocessor):
         why = self.failures.get(f"{notebook}/{gid}")
         if why is not None and is_grade(cell):
             cell.outputs.append(new_output("error", ename=OUTSIDE, evalue=why,
-                                           traceback=[f"{OUTSIDE}: your functions were checked again in a fresh "
-                                                      f"process and failed there: {why}"]))
+                                           traceback=[f"{OUTSIDE}: {why}", "(checked in a fresh process, "
+                                                      "outside your notebook's kernel)"]))
         return cell, resources
 
 

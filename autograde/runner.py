@@ -56,6 +56,58 @@ def _text(out: dict) -> list[dict]:
     return []
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+class CpuWatch:
+    """Interrupts the kernel once the running cell has used ``limit`` seconds of CPU.
+
+    The per-cell limit counts the CPU time the cell used, not the wall-clock time it waited: on a loaded
+    machine a cell that fills memory reaches the memory limit (what really happened) instead of a clock that
+    ran while it waited for a core. A wall-clock backstop (WALL_FACTOR x the limit) still stops a cell that
+    sleeps. Also tells whether the kernel kept burning CPU after the interrupt (the cell ignored it).
+    """
+
+    def __init__(self, pid: int, limit: float):
+        import threading
+        self.pid, self.limit = pid, limit
+        self.start = _cpu_seconds(pid)
+        self.fired = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        import signal
+        while not self._stop.wait(0.1):
+            if _cpu_seconds(self.pid) - self.start > self.limit and not self.fired:
+                self.fired = True
+                try:
+                    os.kill(self.pid, signal.SIGINT)
+                except OSError:
+                    return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def still_busy(self) -> bool:
+        """Whether the kernel is still using CPU a few seconds after the interrupt (it ignored it)."""
+        before = _cpu_seconds(self.pid)
+        time.sleep(3)
+        return _cpu_seconds(self.pid) - before > 1.0
+
+
+WALL_FACTOR = 5
+
+
 def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
     """Execute the notebook once; (outputs by cell index, index of the cell that ended the run, why)."""
     import nbformat
@@ -63,12 +115,12 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
     from nbclient.exceptions import DeadKernelError
 
     nb = nbformat.reads(nb, as_version=4)
-    client = NotebookClient(nb, timeout=cell_timeout, kernel_name=KERNEL, allow_errors=True,
+    client = NotebookClient(nb, timeout=cell_timeout * WALL_FACTOR, kernel_name=KERNEL, allow_errors=True,
                             interrupt_on_timeout=True, record_timing=False, shutdown_kernel="immediate",
                             raise_on_iopub_timeout=False, iopub_timeout=10,
                             error_on_timeout={"ename": "CellTimeoutError", "evalue": "",
                                               "traceback": [f"CellTimeoutError: no reply from the kernel within "
-                                                            f"{cell_timeout} s (the per-cell time limit)"]},
+                                                            f"{cell_timeout * WALL_FACTOR} s of waiting"]},
                             resources={"metadata": {"path": os.environ.get("HOME", TMP)}})
     client.km = client.create_kernel_manager()
     if os.environ.get("AUTOGRADE_TRANSPORT") != "tcp":
@@ -79,7 +131,9 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
 
     def on_executed(cell, execute_reply, **_):
         content = execute_reply.get("content", {})
-        if content.get("status") == "error" and not any(o.get("output_type") == "error" for o in cell.outputs):
+        # a timeout's reply (CellTimeoutError) differs from the KeyboardInterrupt the cell printed: keep both
+        if content.get("status") == "error" and not any(o.get("output_type") == "error" and
+                                                        o.get("ename") == content.get("ename") for o in cell.outputs):
             cell.outputs.append(nbformat.from_dict({"output_type": "error", "ename": content.get("ename", ""),
                                                    "evalue": content.get("evalue", ""),
                                                    "traceback": content.get("traceback", [])}))
@@ -97,13 +151,25 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
                     outputs[index] = [{"kind": "error", "ename": KERNEL_DIED, "evalue": skip[index],
                                        "traceback": f"{KERNEL_DIED}: {skip[index]}"}]
                     continue
+                watch = CpuWatch(client.km.provisioner.pid, cell_timeout)
                 try:
                     client.execute_cell(cell, index)
                 except DeadKernelError:
                     ended, why = index, "died"
-                except Exception as e:  # e.g. a cell that ignores the interrupt sent at its time limit
+                except Exception as e:  # noqa: BLE001 - whatever stopped the client ends this run
                     ended, why = index, f"stuck: {type(e).__name__}: {e}"
+                finally:
+                    watch.stop()
                 outputs[index] = [item for out in cell.get("outputs", []) for item in _text(out)]
+                timed_out = watch.fired or any(o["kind"] == "error" and o["ename"] == "CellTimeoutError"
+                                               for o in outputs[index])
+                if watch.fired:
+                    outputs[index].append({"kind": "error", "ename": "CellTimeoutError",
+                                           "evalue": f"used more than {cell_timeout} s of CPU time",
+                                           "traceback": f"CellTimeoutError: this cell used more than {cell_timeout} s "
+                                                        "of CPU time (the per-cell limit) and was interrupted"})
+                if ended is None and timed_out and watch.still_busy():
+                    ended, why = index, "stuck: the kernel kept running after the interrupt"
                 if ended is not None:
                     break
     return outputs, ended, why

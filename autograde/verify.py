@@ -28,6 +28,7 @@ from autograde import boundary, sandbox
 from autograde.course import REPO, Course, check_calls, is_autograded_test, is_demo, read_notebook
 
 OUTCOME_LIMIT = 64 << 20  # bytes of outcomes JSON we are willing to read back
+WALL_FACTOR = 5  # a step's wall-clock backstop, in multiples of its CPU-time limit (as autograde.runner)
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Verdict:
     error: str | None = None  # the child could not run at all (then every cell counts as failed)
     seconds: float = 0.0
     checks_of: dict[str, list[str]] = field(default_factory=dict)  # grade_id -> names of the checks it calls
+    hidden: set[str] = field(default_factory=set)  # names of the hidden checks among them (never run in the kernel)
 
 
 def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
@@ -123,7 +125,8 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     t0 = time.perf_counter()
     source_nb = read_notebook(source)
     payloads, cells = _payloads(course, source_nb)
-    verdict = Verdict(cells={g: False for g in cells}, checks_of=cells)
+    verdict = Verdict(cells={g: False for g in cells}, checks_of=cells,
+                      hidden={n for n, info in payloads.items() if info["kind"] == "hidden_check"})
     if not payloads:
         return verdict
     readonly, env = course_sandbox(course, model_file)
@@ -198,9 +201,22 @@ def _child() -> int:
         pass
 
     def on_alarm(signum, frame):
-        raise StepTimeout(f"took longer than {step} s")
+        raise StepTimeout(f"took longer than {step} s" if signum == signal.SIGPROF else
+                          f"waited longer than {step * WALL_FACTOR} s")
 
+    # As in the kernel (autograde.runner.CpuWatch): the limit counts CPU time, so a loaded machine does not
+    # turn slow work into a timeout; a wall-clock backstop stops a call that sleeps.
+    signal.signal(signal.SIGPROF, on_alarm)
     signal.signal(signal.SIGALRM, on_alarm)
+
+    class limit_step:
+        def __enter__(self):
+            signal.setitimer(signal.ITIMER_PROF, step)
+            signal.alarm(step * WALL_FACTOR)
+
+        def __exit__(self, *exc):
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.alarm(0)
     shell = InteractiveShell()
     sink = io.StringIO()
 
@@ -212,13 +228,11 @@ def _child() -> int:
         if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
             continue
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            signal.alarm(step)
             try:
-                shell.run_cell(cell.source, silent=True, store_history=False)  # IPython reports its errors
+                with limit_step():
+                    shell.run_cell(cell.source, silent=True, store_history=False)  # IPython reports its errors
             except BaseException:  # an alarm that struck between IPython's own handlers
                 pass
-            finally:
-                signal.alarm(0)
         sink.seek(0)
         sink.truncate()
     results = {}
@@ -231,12 +245,8 @@ def _child() -> int:
             results[name] = json.dumps([{"label": "*", "error": why, "mutated": []}])
             continue
         try:
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                signal.alarm(step)
-                try:
-                    results[name] = engine.run_encoded(fn, info["payload"])
-                finally:
-                    signal.alarm(0)
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), limit_step():
+                results[name] = engine.run_encoded(fn, info["payload"])
         except BaseException as e:  # the student's error (a timeout, SystemExit) is the check's outcome
             results[name] = json.dumps([{"label": "*", "error": f"{type(e).__name__}: {e}", "mutated": []}])
             if isinstance(e, StepTimeout):

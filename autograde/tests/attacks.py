@@ -11,8 +11,17 @@ WRONG_DOUBLE = "def double(x):\n    return 0\n"
 WRONG_SQUARE = "def square(x):\n    return 0\n"
 
 
-def attacks(course_root: Path, classmate: Path, out: Path) -> dict[str, str]:
-    """Attack code by name; each is put before the wrong `double` answer (its square answer is wrong too)."""
+SECRET_MARK = "s3cr3t-root-only"  # the content of a root-only file the planted-link attacks aim at
+
+
+def attacks(course_root: Path, classmate: Path, out: Path, secret: Path = Path("/nonexistent")) -> dict[str, str]:
+    """Attack code by name; each is put before the wrong `double` answer (its square answer is wrong too).
+
+    Classes (docs/threat-model.md): patching the checks, reading secrets, writing grades or classmates' files,
+    planted links / FIFOs / device files, malformed output to the grader, hangs, resource exhaustion, markup
+    injection, leaking hidden test source.
+    """
+    hidden = course_root / "pylib" / "fx_hidden"
     return {
         "patch_numpy": (
             "import numpy as np\n"
@@ -97,6 +106,66 @@ def attacks(course_root: Path, classmate: Path, out: Path) -> dict[str, str]:
             "    try:\n"
             "        open(p, 'w').write('{}')\n"
             "    except OSError as e:\n        print('no', p, e)\n"),
+        "planted_links": (
+            # every place this code can write gets links, FIFOs and device files named like what a grader reads
+            "import glob, os\n"
+            f"targets = [{str(classmate)!r}, {str(hidden / 'double.py')!r}, {str(secret)!r}, '/dev/zero']\n"
+            "names = ['fx.ipynb', 'worker.json', 'state.json', 'outcomes.json', 'job.json', 'gradebook.db',\n"
+            "         'fx.html', 'timings.jsonl']\n"
+            "for d in {os.getcwd(), os.environ.get('HOME', '/tmp'), '/tmp', '/dev/shm', os.path.dirname(os.getcwd())}:\n"
+            "    for i, n in enumerate(names):\n"
+            "        p = os.path.join(d, n)\n"
+            "        try:\n"
+            "            if os.path.lexists(p):\n                os.remove(p)\n"
+            "            os.mkfifo(p) if i % 3 == 1 else os.symlink(targets[i % len(targets)], p)\n"
+            "        except OSError as e:\n            print('no', p, e)\n"),
+        "read_hidden": (
+            "import glob, os\n"
+            f"for pattern in [{str(hidden)!r} + '/**/*', {str(course_root)!r} + '/**/*.json',\n"
+            f"                {str(course_root / 'solutions')!r} + '/**/*', '/**/references/*.json', '/**/hidden/*.py',\n"
+            f"                {str(out)!r} + '/**/*', '/root/**/*']:\n"
+            "    for p in glob.glob(pattern, recursive=True)[:40]:\n"
+            "        try:\n            print(p, open(p, errors='replace').read()[:4000])\n"
+            "        except OSError as e:\n            print('no', p, e)\n"),
+        "leak_hidden_source": (
+            # a hook that prints every cell the kernel runs, base64-encoded past a plain-text leak check
+            "import base64\n"
+            "def _leak(info):\n"
+            "    print('LEAK', base64.b64encode(info.raw_cell.encode()).decode())\n"
+            "get_ipython().events.register('pre_run_cell', _leak)\n"),
+        "forge_reports": (
+            # write a well-framed, all-passing report into every descriptor this process (or its parent) holds
+            "import json, os\n"
+            "fake = json.dumps({'double': json.dumps([{'label': 'int', 'value': 6}]), 'cells': []}).encode()\n"
+            "for pid in ['self', str(os.getppid())]:\n"
+            "    for fd in range(0, 12):\n"
+            "        try:\n"
+            "            with open(f'/proc/{pid}/fd/{fd}', 'wb', buffering=0) as f:\n"
+            "                f.write(b'%d\\n' % len(fake) + fake)\n"
+            "        except OSError:\n            pass\n"),
+        "garbage_reports": (
+            "import os\n"
+            "for pid in ['self', str(os.getppid())]:\n"
+            "    for fd in range(0, 12):\n"
+            "        try:\n"
+            "            with open(f'/proc/{pid}/fd/{fd}', 'wb', buffering=0) as f:\n"
+            "                f.write(b'99999999999999\\n' + b'[' * 100000 + b'{\"dtype\": \"float1024\"}')\n"
+            "        except OSError:\n            pass\n"),
+        "endless_thread": (
+            "import threading, time\n"
+            "threading.Thread(target=lambda: time.sleep(10 ** 6)).start()  # not a daemon: blocks interpreter exit\n"),
+        "fill_tmp_and_home": (
+            "import os\n"
+            "for d in ['/tmp', os.environ.get('HOME', '/tmp'), '/dev/shm']:\n"
+            "    try:\n"
+            "        with open(os.path.join(d, 'fill'), 'wb') as f:\n"
+            "            for _ in range(4096):\n                f.write(b'x' * (1 << 20))\n"
+            "    except OSError as e:\n        print('stopped', d, e)\n"),
+        "markup": (
+            "from IPython.display import HTML, Javascript, display\n"
+            "print('<script>alert(\"PWN-print\")</script><img src=x onerror=alert(\"PWN-img\")>')\n"
+            "display(HTML('<script>alert(\"PWN-html\")</script><img src=x onerror=alert(\"PWN-attr\")>'))\n"
+            "display(Javascript('alert(\"PWN-js\")'))\n"),
         "kill_grader": (
             "import os, signal\n"
             "for pid in [os.getppid(), 1] + [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"

@@ -1,30 +1,47 @@
-"""The adversarial catalog (issue 4): submissions that attack the grader, graded as one class with honest ones.
+"""The adversarial catalog, graded as one class with honest students: as root, and as a grader that is not root.
 
-Every attack from the issue, each written as a student would: the answers themselves are wrong (`return 0`),
-and the rest of the cell tries to make them pass anyway, to read what it must not, or to hurt the grader or a
-classmate. For each one: grading of the whole class completes; the attacker scores no more than an untouched
-notebook; every honest student's row is exactly what it is in a run without the attackers; no submitted file
-changes; no process outlives the run. The attackers know the layout (the course root, the output folder, a
-classmate's submission path), as a student who read the harness's source would.
+Every attack is written as a student would: the answers themselves are wrong (`return 0`), and the rest of the
+cell tries to make them pass anyway, to read what it must not, to hurt the grader or a classmate, or to hang
+or crash the run (autograde/tests/attacks.py, by class). Malformed submissions join them: JSON nested 100,000
+deep, a FIFO, links to a classmate's notebook and to /dev/zero, a 4 MB cell, two notebooks with wrong names.
+The attackers know the layout (the course root, the output folder, a classmate's submission path), as a
+student who read the harness's source would.
 
-Needs root and bubblewrap (the sandbox); ~3 min on 2 cores (about 20 students, two grading runs).
+What holds (docs/threat-model.md): the class is graded completely, each row with a named status; every
+attacker scores no more than an untouched notebook; every honest row is exactly what it is without the
+attackers; no submitted, course or checkout file changes content or mode, nor a root-only file; no process
+is left; no hidden check source, reference, solution or classmate's answer reaches any attacker's output;
+student markup stays inert in feedback pages; a thread that never ends costs no wall-clock limit.
+
+Needs root and bubblewrap; ~5 min on 2 cores (three gradings: honest students alone, the class as root, the
+class as the unprivileged user `nobody`).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from autograde import sandbox
-from autograde.grade import Limits, grade
-from autograde.tests.attacks import WRONG_SQUARE, answer, attacks
-from autograde.tests.conftest import digest, student_notebook, submit
+from autograde.course import REPO
+from autograde.grade import STATUSES, Limits, grade
+from autograde.tests import unprivileged
+from autograde.tests.attacks import SECRET_MARK, WRONG_SQUARE, answer, attacks
+from autograde.tests.conftest import digest, fixture_course, student_notebook, submit
+from autograde.tests.fixture import make_course
 
-pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None,
-                                reason=f"sandbox unavailable here: {sandbox.unavailable()}")
+pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None or os.geteuid() != 0,
+                                reason=f"needs root and bubblewrap: {sandbox.unavailable()}")
 
 LIMITS = Limits(wall_s=150, memory_bytes=2 << 30)
 HONEST = {
@@ -33,76 +50,237 @@ HONEST = {
     "partial": {"double": "def double(x):\n    return 2 * float(x)\n", "square": "def square(x):\n    return x * x\n"},
     "untouched": {},
 }
+MARKDOWN_ATTACK = '<script>alert("PWN-md")</script><img src=x onerror=alert("PWN-mdimg")> [x](javascript:alert(1))'
+MALFORMED = ["deep_json", "fifo", "link_to_classmate", "link_to_zero", "huge_cell", "two_notebooks"]
+# strings that must never reach an attacker's output: hidden check source, references, solutions, a classmate
+FORBIDDEN = ["Case((np.arange(4.0),)", "HiddenRegistry(", "BEGIN SOLUTION", "BEGIN HIDDEN TESTS",
+             "Multiplication distributes", "inputs_sha256", SECRET_MARK, "return x * 2", "hidden_check('double_hidden'"]
+
+
 def _rows(path: Path) -> dict[str, dict]:
     with open(path) as f:
         return {r["student"]: r for r in csv.DictReader(f)}
 
 
-@pytest.fixture(scope="module")
-def graded(fx_course, tmp_path_factory):
-    honest_only = tmp_path_factory.mktemp("honest")
-    whole_class = tmp_path_factory.mktemp("class")
-    for folder in (honest_only, whole_class):
-        for student, answers in HONEST.items():
-            submit(folder, student, student_notebook(fx_course, answers))
-    out_honest = tmp_path_factory.mktemp("out_honest")
-    out = tmp_path_factory.mktemp("out_class")
-    catalog = attacks(fx_course.root, whole_class / "correct" / "fx" / "fx.ipynb", out)
+def _tree_state(*folders: Path) -> dict[str, tuple[str, int]]:
+    """sha256 and mode of every file under the folders (links and special files by their own metadata)."""
+    state = {}
+    for folder in folders:
+        for p in sorted(folder.rglob("*")):
+            if "__pycache__" in p.parts:
+                continue
+            st = p.lstat()
+            data = p.read_bytes() if p.is_file() and not p.is_symlink() else str(st.st_mode).encode()
+            state[str(p)] = (hashlib.sha256(data).hexdigest(), st.st_mode)
+    return state
+
+
+def _write_class(course, folder: Path, out: Path, secret: Path) -> list[str]:
+    for student, answers in HONEST.items():
+        submit(folder, student, student_notebook(course, answers))
+    classmate = folder / "correct" / "fx" / "fx.ipynb"
+    catalog = attacks(course.root, classmate, out, secret)
     for name, attack in catalog.items():
-        submit(whole_class, name, student_notebook(fx_course, {"double": answer(attack), "square": WRONG_SQUARE}))
-    before = digest(whole_class)
-    grade(fx_course, honest_only, out_honest, workers=2, limits=LIMITS, log=lambda *_: None)
-    grade(fx_course, whole_class, out, workers=2, limits=LIMITS, log=lambda *_: None)
-    return {"honest": _rows(out_honest / "grades.csv"), "class": _rows(out / "grades.csv"), "out": out,
-            "folder": whole_class, "before": before, "attacks": sorted(catalog)}
+        extra = {"a_why": MARKDOWN_ATTACK} if name == "markup" else {}
+        submit(folder, name, student_notebook(course, {"double": answer(attack), "square": WRONG_SQUARE, **extra}))
+    submit(folder, "deep_json", b"[" * 100_000 + b"]" * 100_000)
+    fifo = folder / "fifo" / "fx" / "fx.ipynb"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    for name, target in [("link_to_classmate", classmate), ("link_to_zero", Path("/dev/zero"))]:
+        link = folder / name / "fx" / "fx.ipynb"
+        link.parent.mkdir(parents=True)
+        link.symlink_to(target)
+    submit(folder, "huge_cell", student_notebook(course, {"double": "x = 1  # " + "y" * (4 << 20) + "\n"}))
+    two = folder / "two_notebooks" / "fx"
+    two.mkdir(parents=True)
+    for n in ("a.ipynb", "b.ipynb"):
+        (two / n).write_text(json.dumps(student_notebook(course, HONEST["correct"])))
+    return sorted(catalog)
 
 
-def test_the_whole_class_is_graded(graded):
-    assert set(graded["class"]) == set(HONEST) | set(graded["attacks"])
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    # a course and a class the unprivileged user can read; outputs it can write
+    base = unprivileged.readable_copy_root()
+    root = make_course(base / "course")
+    course = fixture_course(root)
+    from autograde.release import release
+    release(course, log=lambda *_: None)
+    secret = tmp_path_factory.mktemp("secret") / "root-only.txt"
+    secret.write_text(SECRET_MARK)
+    os.chmod(secret, 0o600)
+    honest_only, whole_class = base / "honest", base / "class"
+    for student, answers in HONEST.items():
+        submit(honest_only, student, student_notebook(course, answers))
+    out_honest, out_root = base / "out_honest", base / "out_root"
+    out_user = unprivileged.shared_folder("out-user-")
+    names = _write_class(course, whole_class, out_root, secret)
+    for p in [base, *base.rglob("*")]:
+        if not p.is_symlink():
+            os.chmod(p, os.lstat(p).st_mode | 0o055 if p.is_dir() else os.lstat(p).st_mode | 0o044)
+    before_subs = digest(whole_class)
+    before_course = _tree_state(root / "solutions", root / "pylib", root / "notebooks", REPO / "autograde",
+                                REPO / "course_lib")
+    before_secret = (secret.read_bytes(), secret.stat().st_mode)
+    grade(course, honest_only, out_honest, workers=2, limits=LIMITS, log=lambda *_: None)
+    grade(course, whole_class, out_root, workers=2, limits=LIMITS, log=lambda *_: None)
+    # the same class, graded by `nobody` (the sandbox then uses user namespaces)
+    script = (f"import sys; sys.path[:0] = [{str(REPO)!r}]\n"
+              "from pathlib import Path\n"
+              "from autograde.tests.conftest import fixture_course\n"
+              "from autograde.grade import Limits, grade\n"
+              f"grade(fixture_course(Path({str(root)!r})), Path({str(whole_class)!r}), Path({str(out_user)!r}),"
+              " workers=2, limits=Limits(wall_s=150, memory_bytes=2 << 30), log=lambda *_: None)\n")
+    env = {"HOME": str(out_user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "TMPDIR": str(out_user)}
+    from autograde.grade import _model_file
+    if _model_file() is not None:  # the same file as the root run's, not a download into nobody's home
+        env["COURSE_MODEL_FILE"] = str(_model_file())
+    user = subprocess.run(unprivileged.command([sys.executable, "-c", script], env), capture_output=True, text=True,
+                          timeout=1500)
+    assert user.returncode == 0, user.stderr[-3000:]
+    after_course = _tree_state(root / "solutions", root / "pylib", root / "notebooks", REPO / "autograde",
+                               REPO / "course_lib")
+    yield {"honest": _rows(out_honest / "grades.csv"), "runs": {"root": out_root, "userns": out_user},
+           "class": {"root": _rows(out_root / "grades.csv"), "userns": _rows(out_user / "grades.csv")},
+           "folder": whole_class, "before": before_subs, "attacks": names, "secret": secret,
+           "before_secret": before_secret, "course_changes": {k for k in before_course.keys() | after_course.keys()
+                                                               if before_course.get(k) != after_course.get(k)}}
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(out_user, ignore_errors=True)
 
 
-def test_honest_students_get_exactly_what_they_get_without_the_attackers(graded):
+MODES = ["root", "userns"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_whole_class_is_graded_each_row_with_a_named_status(graded, mode):
+    rows = graded["class"][mode]
+    assert set(rows) == set(HONEST) | set(graded["attacks"]) | set(MALFORMED)
+    assert all(r["status"] in STATUSES for r in rows.values())
+    assert all(r["detail"] for s, r in rows.items() if r["status"] not in ("graded", "needs_manual_grade")), rows
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_honest_students_get_exactly_what_they_get_without_the_attackers(graded, mode):
     assert float(graded["honest"]["correct"]["score"]) == 3  # the comparison below is not between zeros
     for student in HONEST:
-        assert graded["class"][student] == graded["honest"][student], student
+        assert graded["class"][mode][student] == graded["honest"][student], student
 
 
-@pytest.mark.parametrize("attack", sorted(attacks(Path("/r"), Path("/c"), Path("/o"))))
-def test_an_attacker_scores_no_more_than_an_untouched_notebook(graded, attack):
-    row, untouched = graded["class"][attack], graded["class"]["untouched"]
-    assert float(row["score"]) <= float(untouched["score"]), row
+@pytest.mark.parametrize("mode", MODES)
+def test_no_attacker_scores_more_than_an_untouched_notebook(graded, mode):
+    rows = graded["class"][mode]
+    for name in [*graded["attacks"], *MALFORMED]:
+        assert float(rows[name]["score"]) <= float(rows["untouched"]["score"]), rows[name]
 
 
-def test_attacks_that_fooled_the_kernel_are_flagged(graded):
-    """Patching the tests in the kernel passes there; the verification outside the kernel disagrees."""
+def test_malformed_submissions_get_their_own_status(graded):
+    rows = graded["class"]["root"]
+    assert rows["deep_json"]["status"] == "invalid_notebook" and "deep" in rows["deep_json"]["detail"]
+    for name in ("fifo", "link_to_classmate", "link_to_zero"):
+        assert rows[name]["status"] == "invalid_notebook" and "plain file" in rows[name]["detail"], rows[name]
+    assert rows["two_notebooks"]["status"] == "ambiguous" and "a.ipynb, b.ipynb" in rows["two_notebooks"]["detail"]
+    assert rows["huge_cell"]["status"] in STATUSES
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_attacks_that_fooled_the_kernel_are_flagged(graded, mode):
+    """Patching the checks passes in the kernel; the verification outside the kernel disagrees."""
     for attack in ["patch_check_engine", "input_transformer", "sys_modules"]:
-        row = graded["class"][attack]
+        row = graded["class"][mode][attack]
         assert row["status"] == "flagged" and "outside it" in row["detail"], row
 
 
-def test_no_submitted_file_changed(graded):
+def test_no_submitted_course_checkout_or_root_only_file_changed(graded):
     assert digest(graded["folder"]) == graded["before"]
+    assert graded["course_changes"] == set()
+    assert (graded["secret"].read_bytes(), graded["secret"].stat().st_mode) == graded["before_secret"]
 
 
-def test_no_process_outlives_the_run(graded):
+def test_no_process_outlives_the_runs(graded):
     import psutil
-    marks = ("999.75", "999.5")
+    marks = ("999.75", "999.5", "10 ** 6")
     left = [p.pid for p in psutil.process_iter(["cmdline"]) if any(m in " ".join(p.info["cmdline"] or []) for m in marks)]
     assert left == []
 
 
-def test_the_kernel_saw_no_secrets(graded):
-    """What read_secrets printed (its own cell's output) holds no solution and no classmate's notebook."""
-    nb = json.loads((graded["out"] / "autograded" / "read_secrets" / "fx" / "fx.ipynb").read_text())
-    answer = next(c for c in nb["cells"] if "targets = " in "".join(c.get("source", "")))
-    printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
-                      for o in answer.get("outputs", []))
-    assert "searched 5 places" in printed  # the attack ran to its end
-    assert "BEGIN SOLUTION" not in printed and "BEGIN HIDDEN TESTS" not in printed
-    assert "return x * 2" not in printed  # the classmate's answer
-    assert "Multiplication distributes" not in printed  # the instructor's written answer
+def _outputs(out: Path, student: str) -> str:
+    """Everything the grader wrote for one student, with base64 runs decoded too."""
+    texts = [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and f"/{student}/" in str(p)]
+    for p in out.rglob("*"):
+        if p.is_file() and p.suffix in (".csv",):
+            texts.append(p.read_text(errors="replace"))
+    import base64
+    decoded = []
+    for run in re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", "\n".join(texts)):
+        try:
+            decoded.append(base64.b64decode(run + "=" * (-len(run) % 4)).decode(errors="replace"))
+        except ValueError:
+            pass
+    return "\n".join(texts + decoded)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_secret_reaches_any_attackers_output(graded, mode):
+    out = graded["runs"][mode]
+    for name in graded["attacks"]:
+        text = _outputs(out, name)
+        leaked = [s for s in FORBIDDEN if s in text]
+        assert leaked == [], (name, leaked)
+    assert "LEAK" in _outputs(out, "leak_hidden_source")  # the hook ran: it only had nothing hidden to leak
+
+
+class _Markup(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.live: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
+        for k, v in attrs:
+            if k.startswith("on") or "PWN" in (v or "") or (v or "").startswith("javascript:"):
+                self.live.append(f"<{tag} {k}={v!r}>")
+
+    def handle_data(self, data):
+        if self._in_script and "PWN" in data:
+            self.live.append(f"<script>{data[:80]}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_student_markup_is_inert_in_feedback(graded, mode):
+    page = graded["runs"][mode] / "feedback" / "markup" / "fx" / "fx.html"
+    text = page.read_text()
+    assert "PWN-print" in text and "PWN-md" in text  # the student's text is shown ...
+    parser = _Markup()
+    parser.feed(text)
+    assert parser.live == []  # ... as text, never as markup
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_thread_that_never_ends_costs_no_time_limit(graded, mode):
+    row = graded["class"][mode]["endless_thread"]
+    assert row["status"] != "timeout", row
+    timings = [json.loads(line) for line in (graded["runs"][mode] / "timings.jsonl").read_text().splitlines()]
+    wall = next(t["wall_s"] for t in timings if t["student"] == "endless_thread")
+    assert wall < LIMITS.wall_s / 2, wall
 
 
 def test_huge_output_is_cut(graded):
-    path = graded["out"] / "autograded" / "huge_output" / "fx" / "fx.ipynb"
+    path = graded["runs"]["root"] / "autograded" / "huge_output" / "fx" / "fx.ipynb"
     assert path.stat().st_size < 5 << 20
+
+
+def test_a_grader_without_user_namespaces_or_root_is_refused_in_one_line(tmp_path):
+    """No traceback and nothing written: the message names what to install or enable."""
+    out = unprivileged.shared_folder("refused-")
+    env = {"HOME": str(out), "PATH": "/nonexistent", "PYTHONPATH": str(REPO)}
+    r = subprocess.run(unprivileged.command([sys.executable, "-m", "autograde", "grade", str(tmp_path),
+                                             "--out", str(out / "o")], env), capture_output=True, text=True, timeout=120)
+    try:
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.count("\n") == 1 and "cannot grade safely" in r.stderr and "bubblewrap" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and not (out / "o").exists()
+    finally:
+        shutil.rmtree(out, ignore_errors=True)

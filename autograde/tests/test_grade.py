@@ -183,10 +183,10 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
     (out2 / "details" / "memory").rename(out2 / "details-memory")
     real = grade_module.Grader._grade
 
-    def crash(self, job, t, raws):
+    def crash(self, job, t, raws, unreadable):
         if job.student == "memory":
             raise KeyboardInterrupt("power cut")
-        return real(self, job, t, raws)
+        return real(self, job, t, raws, unreadable)
 
     monkeypatch.setattr(grade_module.Grader, "_grade", crash)
     with pytest.raises(KeyboardInterrupt):

@@ -1,0 +1,196 @@
+"""The trust boundary (autograde.boundary) and the intake parsers, under generated and hostile input.
+
+Every parser of untrusted data is fuzzed with Hypothesis on a bounded budget (fixed seed, a few hundred
+examples each, ~20 s in all): whatever the bytes, it returns a value of the promised shape or raises
+`Rejected` / `InvalidNotebook` with a reason, never anything else (which would end a grading run). The
+process reader is tested against children that flood, hang, keep their output open, or lie about lengths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from autograde import boundary
+from autograde.sanitize import InvalidNotebook, parse_submission
+
+FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+    max_leaves=30)
+
+
+def _mutations(value) -> st.SearchStrategy[bytes]:
+    """A JSON document, then truncated, spliced or with bytes flipped."""
+    raw = json.dumps(value).encode()
+    return st.one_of(st.just(raw), st.integers(0, len(raw)).map(lambda n: raw[:n]),
+                     st.binary(max_size=40).map(lambda b: raw[: len(raw) // 2] + b + raw[len(raw) // 2:]))
+
+
+@FUZZ
+@given(st.one_of(st.binary(max_size=300), json_values.flatmap(_mutations)))
+def test_loads_returns_json_or_rejects(data):
+    try:
+        boundary.loads(data, limit=10_000)
+    except boundary.Rejected:
+        pass
+
+
+@pytest.mark.parametrize("depth", [65, 5_000, 100_000])
+def test_loads_rejects_deep_nesting_without_recursing(depth):
+    with pytest.raises(boundary.Rejected, match="deep"):
+        boundary.loads(b"[" * depth + b"]" * depth, limit=1 << 20)
+
+
+def test_loads_rejects_nan_and_oversize():
+    with pytest.raises(boundary.Rejected, match="NaN"):
+        boundary.loads(b"[NaN]", limit=100)
+    with pytest.raises(boundary.Rejected, match="over the limit"):
+        boundary.loads(b"[" + b"1," * 100 + b"1]", limit=100)
+
+
+report_items = st.one_of(
+    st.fixed_dictionaries({"kind": st.just("stream"), "name": st.sampled_from(["stdout", "stderr", "x"]),
+                           "text": st.text(max_size=30) | st.integers()}),
+    st.fixed_dictionaries({"kind": st.just("error"), "ename": st.text(max_size=10), "evalue": st.text(max_size=10),
+                           "traceback": st.text(max_size=10) | st.lists(st.text())}),
+    json_values)
+reports = st.fixed_dictionaries(
+    {"cells": st.lists(st.fixed_dictionaries({"index": st.integers(-2, 12), "outputs": st.lists(report_items, max_size=4)}),
+                       max_size=6)},
+    optional={"died": st.lists(st.integers(-1, 12) | st.text(max_size=3), max_size=3),
+              "stuck": st.lists(st.integers(-1, 12), max_size=3), "seconds": st.floats(allow_nan=False),
+              "extra": json_values})
+
+
+@FUZZ
+@given(st.one_of(reports.map(lambda r: json.dumps(r).encode()), reports.flatmap(_mutations), st.binary(max_size=200)))
+def test_cell_outputs_accepts_only_the_runners_shape(data):
+    code_cells = {1, 3, 5, 8}
+    try:
+        got = boundary.cell_outputs(data, code_cells, limit=100_000)
+    except boundary.Rejected:
+        return
+    assert set(got["outputs"]) <= code_cells
+    assert set(got["died"]) <= code_cells and set(got["stuck"]) <= code_cells
+    for items in got["outputs"].values():
+        for item in items:
+            assert item["kind"] in ("stream", "error")
+            assert all(isinstance(v, str) for v in item.values())
+
+
+@FUZZ
+@given(st.one_of(json_values.map(lambda v: json.dumps(v).encode()),
+                 st.dictionaries(st.sampled_from(["a", "b", "c"]), st.text(max_size=10) | json_values,
+                                 max_size=3).map(lambda d: json.dumps(d).encode())))
+def test_check_outcomes_only_for_the_checks_given(data):
+    try:
+        got = boundary.check_outcomes(data, {"a", "b"}, limit=100_000)
+    except boundary.Rejected:
+        return
+    assert set(got) <= {"a", "b"} and all(isinstance(v, str) for v in got.values())
+
+
+@FUZZ
+@given(st.one_of(json_values.map(json.dumps), st.lists(st.dictionaries(
+    st.sampled_from(["label", "value", "error", "mutated", "raised", "dtype", "__tensor__", "data", "shape"]),
+    json_values, max_size=5), max_size=3).map(json.dumps),
+    st.just('[{"label": "x", "value": {"__tensor__": 1, "dtype": "float1024", "shape": [2], "data": [1, 2]}}]')))
+def test_decode_outcomes_never_raises_anything_but_rejected(text):
+    try:
+        boundary.decode_outcomes(text, 1, limit=100_000)
+    except boundary.Rejected:
+        pass
+
+
+@FUZZ
+@given(st.one_of(st.binary(max_size=400), json_values.flatmap(_mutations),
+                 st.fixed_dictionaries({"nbformat": st.sampled_from([4, 3, 5, "4", None]),
+                                        "cells": st.lists(json_values, max_size=4) | json_values},
+                                       optional={"metadata": json_values}).flatmap(_mutations)))
+def test_the_submission_parser_reads_a_notebook_or_says_why(raw):
+    try:
+        cells = parse_submission(raw)
+    except InvalidNotebook as e:
+        assert str(e)
+        return
+    assert all(c["cell_type"] in ("code", "markdown", "raw") and isinstance(c["source"], str) for c in cells)
+
+
+# ------------------------------------------------------------------------------------ files and processes
+def test_read_submission_takes_only_plain_files_within_the_cap(tmp_path):
+    good = tmp_path / "nb.ipynb"
+    good.write_bytes(b"{}")
+    assert boundary.read_submission(good, 10) == b"{}"
+    with pytest.raises(boundary.Rejected, match="over the limit"):
+        boundary.read_submission(good, 1)
+    (tmp_path / "link").symlink_to(good)
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    for name in ("link", "zero", "fifo", "dir", "absent"):
+        t0 = time.monotonic()
+        with pytest.raises(boundary.Rejected):
+            boundary.read_submission(tmp_path / name, 1 << 20)
+        assert time.monotonic() - t0 < 5  # a FIFO must not block
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)  # refused without being opened for writing
+
+
+def _child(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_run_reads_one_framed_message_and_stops_the_sender():
+    code = ("import os, threading, time, sys\n"
+            "threading.Thread(target=lambda: time.sleep(600)).start()\n"  # would block interpreter exit
+            "os.write(1, b'5\\nhello')\n"
+            "time.sleep(600)\n")
+    t0 = time.monotonic()
+    done = boundary.run(_child(code), b"", limit=100, deadline_s=60)
+    assert done.message == b"hello" and time.monotonic() - t0 < 30
+
+
+def test_run_stops_a_flood_and_a_sleeper_at_the_deadline():
+    t0 = time.monotonic()
+    for head in (b"", b"999999\\n"):  # no length, or one over the cap: refused without reading on
+        with pytest.raises(boundary.Rejected):
+            boundary.run(_child(f"import os\nos.write(1, b'{head.decode()}')\nwhile True: os.write(1, b'x' * 65536)"),
+                         b"", limit=1000, deadline_s=60)
+    assert time.monotonic() - t0 < 30
+    sleeper = boundary.run(_child("import time; time.sleep(600)"), b"", limit=100, deadline_s=1.5)
+    assert sleeper.timed_out and sleeper.message is None
+
+
+@pytest.mark.parametrize("header", [b"abc\n", b"x" * 40, b"99999999999\nxx"])
+def test_run_rejects_a_message_without_a_valid_length(header):
+    code = f"import os, time\nos.write(1, {header!r})\ntime.sleep(30)"
+    with pytest.raises(boundary.Rejected):
+        boundary.run(_child(code), b"", limit=1000, deadline_s=20)
+
+
+def test_run_feeds_large_input_while_reading():
+    code = "import sys, os\ndata = sys.stdin.buffer.read()\nos.write(1, b'%d\\n' % len(data[:10]) + data[:10])"
+    done = boundary.run(_child(code), b"y" * (8 << 20), limit=100, deadline_s=60)
+    assert done.message == b"y" * 10
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@seed(7)
+@given(st.binary(max_size=64))
+def test_run_never_raises_on_arbitrary_output(out):
+    code = f"import os\nos.write(1, {out!r})"
+    try:
+        done = boundary.run(_child(code), b"", limit=1000, deadline_s=20)
+    except boundary.Rejected:
+        return
+    assert done.message is None or len(done.message) <= 1000

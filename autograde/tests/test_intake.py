@@ -1,0 +1,58 @@
+"""Intake (autograde.intake): a submitted notebook is read, identified and rebuilt in a limited child.
+
+Uses the course's real release notebooks (no kernel runs: ~15 s).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from autograde.course import Course
+from autograde.intake import fingerprints, intake
+from autograde.tests.conftest import REAL_ASSIGNMENTS
+
+pytestmark = pytest.mark.skipif(len(REAL_ASSIGNMENTS) < 2, reason="needs two released assignments")
+
+
+@pytest.fixture(scope="module")
+def known():
+    course = Course()
+    return course, {a: fingerprints(course.release_notebook(a, a).read_text()) for a in REAL_ASSIGNMENTS}
+
+
+def test_a_notebook_of_another_assignment_is_named_as_such(known):
+    course, fp = known
+    a, b = REAL_ASSIGNMENTS[0], REAL_ASSIGNMENTS[1]
+    raw = course.release_notebook(a, a).read_bytes()
+    got = intake(raw, course.release_notebook(b, b).read_text(), b, fp)
+    assert got.status == "wrong_assignment" and a in got.detail, got
+    # the same after an editor stripped every cell's metadata (as Colab may): recognised by its text
+    nb = json.loads(raw)
+    for cell in nb["cells"]:
+        cell["metadata"] = {}
+    got = intake(json.dumps(nb).encode(), course.release_notebook(b, b).read_text(), b, fp)
+    assert got.status == "wrong_assignment" and a in got.detail, got
+    own = intake(course.release_notebook(b, b).read_bytes(), course.release_notebook(b, b).read_text(), b, fp)
+    assert own.status == "ok" and own.notebook and own.flags == []
+
+
+@pytest.mark.parametrize("raw, why", [(b"[" * 100_000 + b"]" * 100_000, "deep"), (b"\xff\xfe{", "not valid JSON"),
+                                      (b'{"nbformat": 4, "cells": "x"}', "no list of cells")])
+def test_unreadable_notebooks_are_invalid_with_a_reason(known, raw, why):
+    course, fp = known
+    a = REAL_ASSIGNMENTS[0]
+    got = intake(raw, course.release_notebook(a, a).read_text(), a, fp)
+    assert got.status == "invalid_notebook" and why in got.detail, got
+
+
+def test_a_huge_cell_costs_bounded_time_and_memory(known):
+    """A 4 MB cell once made the grader's own process take 2 GB in the scan: now a limited child reads it."""
+    course, fp = known
+    a = REAL_ASSIGNMENTS[0]
+    nb = json.loads(course.release_notebook(a, a).read_text())
+    nb["cells"].insert(3, {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": "x = [" + "1, " * (1 << 20) + "]\n" + "y = 1  # " + "z" * (1 << 20)})
+    got = intake(json.dumps(nb).encode(), course.release_notebook(a, a).read_text(), a, fp)
+    assert got.status in ("ok", "invalid_notebook"), got
