@@ -39,7 +39,11 @@ SETUP_SH = """\
 set -euo pipefail
 apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap util-linux
 cd /autograder/source/repo
-CI=true ./course setup
+# torch's CPU build first: an unpinned index gives Linux the multi-GB CUDA build, and `./course setup` keeps
+# a torch that is already installed
+python3 -m venv .venv
+.venv/bin/python -m pip install -q torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+CI=true bash ./course setup
 """
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
