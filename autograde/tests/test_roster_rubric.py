@@ -108,3 +108,21 @@ def test_formgrader_page_shows_the_rubric_after_the_answer():
     plain, _ = HTMLExporter().from_notebook_node(stu)
     assert not any(line in plain for line in rubric_lines(src) if "Marking" in line)
     assert os.path.isdir(handlers.template_path)
+
+
+def test_roster_is_applied_again_by_every_merge(fx_course, tmp_path):
+    """A gradebook rebuilt by `grade` (here: deleted, then merged again) gets the names back from OUT/roster.csv."""
+    from types import SimpleNamespace
+
+    from nbgrader.api import Gradebook
+
+    from autograde.gradebook import merge_gradebooks
+
+    tools_beside_python()
+    out = tmp_path / "out"
+    import_roster(out, _write(tmp_path / "r.csv", "id,first,last,email\ns1,Ada,Lovelace,ada@example.org\n"))
+    (out / "gradebook.db").unlink()
+    merge_gradebooks(SimpleNamespace(out=out, course=fx_course), [{"student": "s1", "assignment": "fx"}])
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        s = gb.find_student("s1")
+        assert (s.first_name, s.last_name, s.email) == ("Ada", "Lovelace", "ada@example.org")
