@@ -87,6 +87,7 @@ def test_canvas_import_with_roster_is_idempotent(tmp_path):
     z = _zip(tmp_path / "c.zip", CANVAS)
     res = import_zip(z, subs, A, roster=roster)
     assert {s: _tag(subs / s / A / f"{A}.ipynb") for s in res.placed} == {"s1": "ada", "s2": "grace", "1004": "charles"}
+    assert len(res.unmatched) == 1 and res.unmatched[0].startswith("noetheremmy (canvas id 1005): no roster row")
     mtimes = {p: p.stat().st_mtime_ns for p in subs.rglob("*.ipynb")}
     import_zip(z, subs, A, roster=roster)
     assert {p: p.stat().st_mtime_ns for p in subs.rglob("*.ipynb")} == mtimes    # nothing rewritten
