@@ -92,8 +92,10 @@ def _student_id(e: Entry, roster: list[dict] | None, result: ImportResult) -> st
             hits = [r["id"] for r in roster if _key(r["first"] + r["last"]) == key]
         if len(hits) == 1:
             return hits[0]
-        result.unmatched.append(f"{e.name} ({e.lms} id {e.lms_id}): "
-                                + ("no roster row" if not hits else f"{len(hits)} roster rows") + " with this name")
+        line = (f"{e.name} ({e.lms} id {e.lms_id}): "
+                + ("no roster row" if not hits else f"{len(hits)} roster rows") + " with this name")
+        if line not in result.unmatched:   # once per student, not per file
+            result.unmatched.append(line)
     return e.lms_id
 
 
