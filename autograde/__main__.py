@@ -1,4 +1,5 @@
-"""Command line: ``python -m autograde {release,grade,selfcheck} ...`` (``--help`` on each)."""
+"""Command line: ``python -m autograde {release,grade,selfcheck,export,measure,roster,lms-import,lms-export,gradescope} ...``
+(``--help`` on each)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,30 @@ def main(argv: list[str] | None = None) -> int:
     m = sub.add_parser("measure", help="core-seconds: top-to-bottom run vs grading, per notebook")
     m.add_argument("assignments", nargs="*")
 
+    ro = sub.add_parser("roster", help="give OUT's students names and emails from a CSV (id, first, last, email)")
+    ro.add_argument("out")
+    ro.add_argument("roster")
+
+    li = sub.add_parser("lms-import", help="unpack a Canvas or Moodle 'download all submissions' zip into SUBMISSIONS")
+    li.add_argument("zip")
+    li.add_argument("--assignment", required=True, help="assignment id: the notebook becomes <id>/<id>.ipynb")
+    li.add_argument("--to", required=True, help="submissions folder (nbgrader layout), e.g. submitted")
+    li.add_argument("--lms", choices=["canvas", "moodle", "auto"], default="auto")
+    li.add_argument("--roster", help="roster CSV (id, first, last, email): name students by its ids")
+
+    lx = sub.add_parser("lms-export", help="final grades of OUT as a Canvas gradebook or Moodle grade-import CSV")
+    lx.add_argument("out")
+    lx.add_argument("--lms", choices=["canvas", "moodle"], required=True)
+    lx.add_argument("--to", required=True, help="CSV file to write")
+    lx.add_argument("--column", help="grade column name (Canvas: the assignment's column header, "
+                                     "e.g. '02 Logits (1234)'; Moodle: any, mapped at import); default: the assignment id")
+    lx.add_argument("--assignment", help="which assignment of OUT (default: the only one)")
+    lx.add_argument("--roster", help="roster CSV (default: OUT/roster.csv if present)")
+
+    gs = sub.add_parser("gradescope", help="build a Gradescope autograder zip (setup.sh, run_autograder) for one assignment")
+    gs.add_argument("assignment")
+    gs.add_argument("--to", default="autograder.zip")
+
     args = p.parse_args(argv)
     course = _course(args)
     t0 = time.perf_counter()
@@ -102,6 +127,34 @@ def main(argv: list[str] | None = None) -> int:
         from autograde.gradebook import export
         records = export(Path(args.out))
         print(f"exported {len(records)} row(s) -> {Path(args.out) / 'grades.csv'}")
+        return 0
+    if args.cmd == "roster":
+        from autograde.gradebook import import_roster
+        n = import_roster(Path(args.out), Path(args.roster))
+        print(f"roster: {n} student(s) -> {Path(args.out) / 'gradebook.db'}")
+        return 0
+    if args.cmd == "lms-import":
+        from autograde.lms import import_zip
+        res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
+                         roster=Path(args.roster) if args.roster else None)
+        for student, src in sorted(res.placed.items()):
+            print(f"{student}: {src}" + (" (late)" if student in res.late else ""))
+        for member, why in res.skipped:
+            print(f"skipped {member}: {why}")
+        for line in res.unmatched:
+            print(f"named by the LMS id: {line}")
+        print(f"imported {len(res.placed)} submission(s) -> {Path(args.to)}")
+        return 0
+    if args.cmd == "lms-export":
+        from autograde.lms import export_grades
+        n = export_grades(Path(args.out), Path(args.to), args.lms, column=args.column, assignment=args.assignment,
+                          roster=Path(args.roster) if args.roster else None)
+        print(f"wrote {n} row(s) -> {args.to}")
+        return 0
+    if args.cmd == "gradescope":
+        from autograde.gradescope import build_bundle
+        path = build_bundle(course, args.assignment, Path(args.to))
+        print(f"wrote {path}")
         return 0
     if args.cmd == "measure":
         from autograde.selfcheck import measure

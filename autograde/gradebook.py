@@ -5,16 +5,69 @@ Each student was graded with a throwaway gradebook (copied to ``OUT/gradebooks/<
 assignments' definitions by nbgrader's generate_assignment), never overwriting a manual score an instructor
 already entered, and writes ``OUT/nbgrader_config.py`` so that formgrader opened in OUT shows the
 submissions (``OUT/autograded/``). ``export`` rewrites ``OUT/grades.csv`` with the manual scores included.
+``import_roster`` gives students their names and emails (a CSV ``id, first, last, email`` kept as
+``OUT/roster.csv`` and applied again at every merge), so formgrader lists them by name.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import tempfile
 import warnings
 from pathlib import Path
 
 from autograde.course import Course, write_atomic
+
+
+ROSTER_FIELDS = ["id", "first", "last", "email"]
+
+
+def read_roster(path: Path) -> list[dict[str, str]]:
+    """Rows of a roster CSV with header ``id, first, last, email`` (extra columns ignored); ValueError if malformed."""
+    text = Path(path).read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is not part of the first header
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip().lower() for h in reader.fieldnames or []]
+    missing = [f for f in ROSTER_FIELDS if f not in header]
+    if missing:
+        raise ValueError(f"{path}: the roster needs the columns {', '.join(ROSTER_FIELDS)}; missing {', '.join(missing)}")
+    rows, seen = [], set()
+    for n, raw in enumerate(reader, start=2):
+        row = {k.strip().lower(): (v or "").strip() for k, v in raw.items() if k is not None}
+        sid = row["id"]
+        if not sid:
+            raise ValueError(f"{path}, line {n}: empty id")
+        if "/" in sid or sid in (".", "..") or sid != sid.strip():
+            raise ValueError(f"{path}, line {n}: id {sid!r} cannot be a folder name")
+        if sid in seen:
+            raise ValueError(f"{path}, line {n}: id {sid!r} appears twice")
+        seen.add(sid)
+        rows.append({f: row[f] for f in ROSTER_FIELDS})
+    return rows
+
+
+def _apply_roster(gb, rows: list[dict[str, str]]) -> None:
+    for r in rows:
+        gb.update_or_create_student(r["id"], first_name=r["first"] or None, last_name=r["last"] or None,
+                                    email=r["email"] or None)
+
+
+def import_roster(out: Path, roster: Path) -> int:
+    """Copy ``roster`` to OUT/roster.csv and give OUT/gradebook.db's students their names; return the row count."""
+    from nbgrader.api import Gradebook
+
+    out = Path(out)
+    rows = read_roster(roster)
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=ROSTER_FIELDS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    write_atomic(out / "roster.csv", buf.getvalue())
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        _apply_roster(gb, rows)
+    return len(rows)
 
 
 def _config_text(out: Path, course: Course) -> str:
@@ -85,6 +138,8 @@ def merge_gradebooks(grader, records: list[dict]) -> None:
                         tgt = main.find_comment(cm.name, nb.name, r["assignment"], r["student"])
                         tgt.auto_comment = cm.auto_comment
             main.db.commit()
+        if (out / "roster.csv").exists():
+            _apply_roster(main, read_roster(out / "roster.csv"))
     write_atomic(out / "nbgrader_config.py", _config_text(out, course))
     export(out)
 

@@ -118,8 +118,12 @@ def stale_release(course: Course, template: Template) -> list[str]:
 
 
 def release(course: Course, assignments: list[str] | None = None, log=print) -> list[str]:
-    """Regenerate notebooks/ and the references of the given (default: all) assignments; return written paths."""
-    from autograde.references import compute_references
+    """Regenerate notebooks/ and the references of the given (default: all) assignments; return written paths.
+
+    A file is written only when its content changes; a reference case is rewritten only when
+    ``release --check`` would call it stale (see ``settle_references``), so an unchanged release writes nothing.
+    """
+    from autograde.references import compute_references, settle_references
 
     written = []
     for a in assignments or course.assignments():
@@ -138,8 +142,14 @@ def release(course: Course, assignments: list[str] | None = None, log=print) -> 
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(f, target)
                     written.append(str(target))
-        refs = compute_references(course, a)
         path = course.hidden_registry().reference_path(a)
+        stored = None
+        if path.exists():
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                stored = None  # unreadable: rewritten from the fresh computation
+        refs = settle_references(course, stored, compute_references(course, a))
         text = dump_references(refs)
         if refs["checks"] and (not path.exists() or path.read_text(encoding="utf-8") != text):
             write_atomic(path, text)

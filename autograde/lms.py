@@ -1,0 +1,235 @@
+"""Learning platforms in and out: an LMS "download all submissions" zip -> SUBMISSIONS/<student>/<id>/<id>.ipynb,
+and OUT's final grades -> a CSV that Canvas's gradebook import or Moodle's grade import reads.
+
+File names in the downloads (documented by the platforms and by tools that read them; docs/instructors.md):
+- Canvas: one flat file per submitted file, ``<lastfirst>[_LATE]_<user id>_<submission id>_<file name>``,
+  where ``lastfirst`` is the student's name in lower case without spaces and a re-uploaded file may carry a
+  ``-N`` suffix before its extension;
+- Moodle: one folder per participant, ``<Full Name>_<participant id>_assignsubmission_file_/<file name>``
+  (older versions: the same prefix on flat files); ``..._onlinetext_`` entries hold online text and are skipped.
+
+The zip is untrusted: members are read (never extracted by their own paths), with a size limit, and the
+destination is built only from the assignment id and a student id that is a plain folder name.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import unicodedata
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from autograde.course import write_atomic
+
+MAX_NOTEBOOK_BYTES = 50 << 20
+CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>[^/]+)$")
+MOODLE = re.compile(r"^(?P<name>[^/]+?)_(?P<pid>\d+)_assign(?:submission)?_(?P<plugin>file|onlinetext)_(?:/(?P<path>.+)|(?P<file>[^/]*))$")
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+
+
+@dataclass
+class Entry:
+    """One submitted notebook found in a download."""
+
+    lms: str
+    lms_id: str          # Canvas user id, Moodle participant id
+    name: str            # the name as the download spells it (Canvas: lastfirst; Moodle: "First Last")
+    member: str          # path inside the zip
+    file: str            # the submitted file's own name
+    late: bool = False
+
+
+@dataclass
+class ImportResult:
+    """What ``import_zip`` placed (student id -> zip member) and what it skipped, with the reason."""
+
+    placed: dict[str, str] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)   # students named by the LMS id: no roster row matched
+
+
+def _key(text: str) -> str:
+    """A name reduced to lower-case letters and digits (accents folded), for matching a roster."""
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in text.lower() if ch.isalnum() and not unicodedata.combining(ch))
+
+
+def parse_member(member: str, lms: str = "auto") -> Entry | None:
+    """The submission a zip member holds, or None if the name follows neither platform's scheme."""
+    path = PurePosixPath(member)
+    if lms in ("moodle", "auto"):
+        m = MOODLE.match(member)
+        if m:
+            if m["plugin"] != "file":
+                return None
+            file = PurePosixPath(m["path"]).name if m["path"] else m["file"]
+            return Entry("moodle", m["pid"], m["name"], member, file) if file else None
+    if lms in ("canvas", "auto") and len(path.parts) == 1:
+        m = CANVAS.match(member)
+        if m:
+            return Entry("canvas", m["uid"], m["name"], member, m["file"], late=bool(m["late"]))
+    return None
+
+
+def _notebook_stem(file: str) -> str:
+    """The file's stem without Canvas's re-upload suffix (``hw-1.ipynb`` -> ``hw``)."""
+    return re.sub(r"-\d+$", "", PurePosixPath(file).stem)
+
+
+def _student_id(e: Entry, roster: list[dict] | None, result: ImportResult) -> str:
+    if roster:
+        ids = {r["id"] for r in roster}
+        if e.lms_id in ids:
+            return e.lms_id
+        key = _key(e.name)
+        if e.lms == "canvas":   # lastfirst
+            hits = [r["id"] for r in roster if _key(r["last"] + r["first"]) == key]
+        else:                   # First Last
+            hits = [r["id"] for r in roster if _key(r["first"] + r["last"]) == key]
+        if len(hits) == 1:
+            return hits[0]
+        line = (f"{e.name} ({e.lms} id {e.lms_id}): "
+                + ("no roster row" if not hits else f"{len(hits)} roster rows") + " with this name")
+        if line not in result.unmatched:   # once per student, not per file
+            result.unmatched.append(line)
+    return e.lms_id
+
+
+def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "auto",
+               roster: Path | None = None) -> ImportResult:
+    """Put each student's notebook from an LMS bulk download at SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb.
+
+    Per student, the notebook named like the assignment is taken, else the only notebook; a student with
+    several other notebooks is skipped (and listed). Students are named by the LMS id, or by the roster's
+    id when the roster has that id or exactly one row with that name. Files are written only if they changed.
+    """
+    from autograde.gradebook import read_roster
+
+    if not SAFE_ID.match(assignment):
+        raise ValueError(f"assignment id {assignment!r} cannot be a folder name")
+    rows = read_roster(roster) if roster else None
+    result = ImportResult()
+    by_student: dict[str, list[Entry]] = {}
+    with zipfile.ZipFile(zip_path) as zf:
+        infos = {i.filename: i for i in zf.infolist() if not i.is_dir()}
+        for member in sorted(infos):
+            e = parse_member(member, lms)
+            if e is None:
+                if member.lower().endswith(".ipynb"):
+                    result.skipped.append((member, f"name follows neither Canvas's nor Moodle's scheme ({lms})"))
+                continue
+            if not e.file.lower().endswith(".ipynb"):
+                result.skipped.append((member, "not a notebook"))
+                continue
+            by_student.setdefault(_student_id(e, rows, result), []).append(e)
+        for student, entries in sorted(by_student.items()):
+            if not SAFE_ID.match(student):
+                result.skipped.append((entries[0].member, f"student id {student!r} cannot be a folder name"))
+                continue
+            named = [e for e in entries if _notebook_stem(e.file) == assignment]
+            pick = named if named else entries
+            if len({(e.lms, e.lms_id) for e in entries}) > 1:
+                result.skipped += [(e.member, f"two LMS accounts map to student {student!r}") for e in entries]
+                continue
+            if len(pick) != 1:
+                result.skipped += [(e.member, f"{len(pick)} candidate notebooks for {student!r}; "
+                                    f"expected one named {assignment}.ipynb") for e in pick]
+                continue
+            e = pick[0]
+            info = infos[e.member]
+            if info.file_size > MAX_NOTEBOOK_BYTES:
+                result.skipped.append((e.member, f"{info.file_size} bytes, over the {MAX_NOTEBOOK_BYTES} limit"))
+                continue
+            with zf.open(info) as f:
+                data = f.read(MAX_NOTEBOOK_BYTES + 1)
+            if len(data) > MAX_NOTEBOOK_BYTES:
+                result.skipped.append((e.member, f"over the {MAX_NOTEBOOK_BYTES}-byte limit"))
+                continue
+            dest = Path(submissions) / student / assignment / f"{assignment}.ipynb"
+            if not dest.exists() or dest.read_bytes() != data:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                tmp = dest.with_name(f".{dest.name}.tmp")
+                tmp.write_bytes(data)
+                tmp.replace(dest)
+            result.placed[student] = e.member
+            if e.late:
+                result.late.append(student)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ export
+CANVAS_FIXED = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+MOODLE_FIXED = ["First name", "Last name", "ID number", "Email address"]
+# statuses whose score is not final: blank in the export (the LMS keeps what it had), listed on stdout
+NOT_FINAL = ("needs_manual_grade", "error")
+
+
+def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[dict]]:
+    """(assignment, rows of OUT/grades.csv for it) after `export` has folded in the manual scores."""
+    from autograde.gradebook import export
+
+    out = Path(out)
+    export(out)
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    found = sorted({r["assignment"] for r in rows})
+    if assignment is None:
+        if len(found) != 1:
+            raise ValueError(f"{out} holds {found or 'no'} assignments: say which with --assignment")
+        assignment = found[0]
+    if assignment not in found:
+        raise ValueError(f"{out} holds no grades for {assignment!r} (it has {found})")
+    return assignment, [r for r in rows if r["assignment"] == assignment]
+
+
+def _csv_text(header: list[str], rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")   # RFC 4180 line ends, as spreadsheet exports write
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, assignment: str | None = None,
+                  roster: Path | None = None, log=print) -> int:
+    """Write OUT's final scores of one assignment as a Canvas gradebook CSV or a Moodle grade-import CSV.
+
+    Canvas: columns Student ("Last, First"), ID, SIS User ID, SIS Login ID, Section, then one column named
+    ``column`` (an existing assignment's header, e.g. ``Softmax (1234)``, or a new name, which creates an
+    assignment); a student id of digits goes to ID (a Canvas user id, as ``lms-import`` names students),
+    any other to SIS User ID. Moodle: First name, Last name, ID number (the student id), Email address and
+    the grade column, mapped at import ("Identify user by": email or ID number). Scores that are not final
+    (written answers not yet graded, harness errors) are left blank and listed. Returns the row count.
+    """
+    from autograde.gradebook import read_roster
+
+    assignment, rows = final_grades(out, assignment)
+    roster_path = roster or (Path(out) / "roster.csv")
+    people = {r["id"]: r for r in read_roster(roster_path)} if Path(roster_path).exists() else {}
+    column = column or assignment
+    body, pending = [], []
+    for r in rows:
+        sid = r["student"]
+        p = people.get(sid, {"first": "", "last": "", "email": ""})
+        score = "" if r["status"] in NOT_FINAL else r["score"]
+        if r["status"] in NOT_FINAL:
+            pending.append(f"{sid} ({r['status']})")
+        if lms == "canvas":
+            name = f"{p['last']}, {p['first']}" if p["last"] or p["first"] else sid
+            body.append([name, sid if sid.isdigit() else "", "" if sid.isdigit() else sid, "", "", score])
+        elif lms == "moodle":
+            body.append([p["first"], p["last"], sid, p["email"], score])
+        else:
+            raise ValueError(f"unknown LMS {lms!r}: canvas or moodle")
+    header = (CANVAS_FIXED if lms == "canvas" else MOODLE_FIXED) + [column]
+    write_atomic(Path(dest), _csv_text(header, body))
+    if pending:
+        log(f"left blank, not final yet: {', '.join(pending)}")
+    flagged = [r["student"] for r in rows if r["status"] == "flagged"]
+    if flagged:
+        log(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}")
+    return len(body)
