@@ -417,6 +417,8 @@ class Grader:
                 ok = verdict.cells.get(gid) is True and verdict.error is None
                 inside = gid not in inside_failed.get(name, set())
                 record.setdefault("outside", {})[f"{name}/{gid}"] = "passed" if ok else "failed"
+                if ok and report is None:
+                    failures[f"{name}/{gid}"] = "the notebook's run in the kernel could not be read back"
                 if ok:
                     continue
                 why = verdict.error or "\n".join(m for n, m in verdict.messages.items()
@@ -451,7 +453,7 @@ class Grader:
         record.setdefault("worker_seconds", {}).update(worker.get("seconds", {}))
         if worker.get("leaked"):
             record["conditions"].append(["error", "feedback withheld: it quoted hidden test lines"])
-        self._collect(work, job, sorted(rebuilt), maxes, record)
+        self._collect(work, job, sorted(rebuilt), maxes, record, t.source_paths)
         return _finish(record)
 
     def _sandbox_policy(self):
@@ -478,12 +480,15 @@ class Grader:
         })
         return env
 
-    def _collect(self, work: Path, job: Job, names: list[str], maxes: dict, record: dict) -> None:
+    def _collect(self, work: Path, job: Job, names: list[str], maxes: dict, record: dict,
+                 t_source: dict[str, Path]) -> None:
         """Scores from the trusted pass's gradebook, test outcomes from its autograded notebooks, files to OUT.
 
         The trusted pass already scored every autograded cell with the lower of the two results (in the
         sandboxed kernel, outside it): nothing here is read from a folder a sandbox could write.
         """
+        from autograde.course import read_notebook
+        from autograde.rubric import with_rubrics
         from nbgrader.api import Gradebook
 
         course_dir = work / "course"
@@ -525,7 +530,8 @@ class Grader:
                       for o in c.get("outputs", []) if o.output_type == "error"]
             record["notebooks"][name] = {"tests": tests, "errors_outside_tests": errors}
             dest = self.out / "autograded" / job.student / job.assignment / f"{name}.ipynb"
-            write_atomic(dest, nbformat.writes(graded))
+            # the instructor's copy (formgrader) shows each written answer's rubric; feedback never does
+            write_atomic(dest, nbformat.writes(with_rubrics(graded, read_notebook(t_source[name]))))
             html = course_dir / "feedback" / job.student / job.assignment / f"{name}.html"
             if html.exists():
                 write_atomic(self.out / "feedback" / job.student / job.assignment / f"{name}.html",

@@ -38,6 +38,25 @@ def _kernelspec() -> None:
         os.environ[key] = f"{TMP}/jupyter{sub}"
 
 
+TEXT_CAP = 200_000  # characters kept of one cell's output (as autograde.boundary.TEXT_CAP)
+ITEMS_CAP = 100  # outputs kept per cell
+
+
+def _cap(items: list[dict]) -> list[dict]:
+    """A cell's outputs cut to TEXT_CAP characters and ITEMS_CAP items in all (a print of a huge tensor)."""
+    kept, budget = [], TEXT_CAP
+    for item in items[:ITEMS_CAP]:
+        key = "text" if item["kind"] == "stream" else "traceback"
+        if len(item[key]) > budget:
+            item = {**item, key: item[key][:max(budget, 0)] + f"\n... output cut: {len(item[key]) - max(budget, 0)} "
+                                                              "more characters ...\n"}
+        budget -= len(item[key])
+        kept.append(item)
+        if budget <= 0:
+            break
+    return kept
+
+
 def _text(out: dict) -> list[dict]:
     """A cell output as inert text items: stream text, an error, or the text/plain of a result."""
     kind = out.get("output_type")
@@ -160,7 +179,7 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
                     ended, why = index, f"stuck: {type(e).__name__}: {e}"
                 finally:
                     watch.stop()
-                outputs[index] = [item for out in cell.get("outputs", []) for item in _text(out)]
+                outputs[index] = _cap([item for out in cell.get("outputs", []) for item in _text(out)])
                 timed_out = watch.fired or any(o["kind"] == "error" and o["ename"] == "CellTimeoutError"
                                                for o in outputs[index])
                 if watch.fired:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autograde.course import REPO
+
 WRONG_DOUBLE = "def double(x):\n    return 0\n"
 WRONG_SQUARE = "def square(x):\n    return 0\n"
 
@@ -122,8 +124,8 @@ def attacks(course_root: Path, classmate: Path, out: Path, secret: Path = Path("
         "read_hidden": (
             "import glob, os\n"
             f"for pattern in [{str(hidden)!r} + '/**/*', {str(course_root)!r} + '/**/*.json',\n"
-            f"                {str(course_root / 'solutions')!r} + '/**/*', '/**/references/*.json', '/**/hidden/*.py',\n"
-            f"                {str(out)!r} + '/**/*', '/root/**/*']:\n"
+            f"                {str(course_root / 'solutions')!r} + '/**/*', '/tmp/**/references/*.json',\n"
+            f"                {str(REPO)!r} + '/autograde/**/*', {str(out)!r} + '/**/*', '/root/**/*']:\n"
             "    for p in glob.glob(pattern, recursive=True)[:40]:\n"
             "        try:\n            print(p, open(p, errors='replace').read()[:4000])\n"
             "        except OSError as e:\n            print('no', p, e)\n"),

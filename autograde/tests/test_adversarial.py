@@ -206,11 +206,12 @@ def test_no_process_outlives_the_runs(graded):
 
 
 def _outputs(out: Path, student: str) -> str:
-    """Everything the grader wrote for one student, with base64 runs decoded too."""
-    texts = [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and f"/{student}/" in str(p)]
-    for p in out.rglob("*"):
-        if p.is_file() and p.suffix in (".csv",):
-            texts.append(p.read_text(errors="replace"))
+    """What the student's code made the grader write: feedback page, details, grades.csv and every cell output of
+    the autograded notebook (its sources are the student's own and, for instructors, the rubrics), base64 decoded."""
+    texts = [p.read_text(errors="replace") for p in [out / "grades.csv", *(out / "feedback" / student).rglob("*.html"),
+                                                     *(out / "details" / student).rglob("*.json")]]
+    for p in (out / "autograded" / student).rglob("*.ipynb"):
+        texts += [json.dumps(c.get("outputs", [])) for c in json.loads(p.read_text())["cells"]]
     import base64
     decoded = []
     for run in re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", "\n".join(texts)):
