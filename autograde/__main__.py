@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("export", help="rewrite OUT/grades.csv including manual scores entered in formgrader")
     e.add_argument("out")
 
+    f = sub.add_parser("feedback", help="rebuild OUT's feedback pages with manual scores and comments "
+                                        "(after marking in formgrader), then rewrite grades.csv")
+    f.add_argument("out")
+
     m = sub.add_parser("measure", help="core-seconds: top-to-bottom run vs grading, per notebook")
     m.add_argument("assignments", nargs="*")
 
@@ -155,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         from autograde.gradescope import build_bundle
         path = build_bundle(course, args.assignment, Path(args.to))
         print(f"wrote {path}")
+        return 0
+    if args.cmd == "feedback":
+        from autograde.gradebook import export, regenerate_feedback
+        pages = regenerate_feedback(Path(args.out))
+        export(Path(args.out))
+        print(f"wrote {len(pages)} feedback page(s) and {Path(args.out) / 'grades.csv'}")
         return 0
     if args.cmd == "measure":
         from autograde.selfcheck import measure

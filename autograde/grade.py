@@ -277,6 +277,7 @@ class Grader:
             try:
                 old = json.loads(detail_path.read_text())
                 if old.get("fingerprint") == fingerprint:
+                    old["changed_answers"] = []  # nothing changed since: every manual mark stands
                     return old
             except ValueError:
                 pass
@@ -295,6 +296,7 @@ class Grader:
                                                            f"({type(e).__name__}: {str(e)[:200]}); see errors.log"]]})
         record["notes"] = renamed + record["notes"]
         record["fingerprint"] = fingerprint
+        record["changed_answers"] = _changed_answers(detail_path, record)
         timing = {"wall_s": round(time.monotonic() - t0, 2), "cpu_s": round(record.pop("cpu_s", 0.0), 2),
                   **record.pop("worker_seconds", {})}
         write_atomic(detail_path, dump_json(record))
@@ -521,6 +523,7 @@ class Grader:
                         entry["error"] = f"{err.ename}: {err.evalue}"[:2000]
                 else:
                     entry["result"] = "needs_manual_grade" if needs else "graded"
+                    entry["answer_sha256"] = hashlib.sha256(cell.source.encode()).hexdigest()
                     if needs:
                         record["conditions"].append(["needs_manual_grade", f"{gid!r} is graded by hand"])
                 tests.append(entry)
@@ -569,6 +572,21 @@ class Grader:
         if not os.environ.get("AUTOGRADE_KEEP_WORK"):
             shutil.rmtree(self.out / ".work", ignore_errors=True)
         return [records[k] for k in sorted(records)]
+
+
+def _answers(record: dict) -> dict[str, str]:
+    return {f"{nb}/{t['grade_id']}": t["answer_sha256"] for nb, info in record.get("notebooks", {}).items()
+            for t in info.get("tests", []) if "answer_sha256" in t}
+
+
+def _changed_answers(old_path: Path, record: dict) -> list[str]:
+    """Written answers ('<notebook>/<grade_id>') that differ from the previous grading's (manual marks to redo)."""
+    try:
+        old = _answers(json.loads(old_path.read_text()))
+    except (OSError, ValueError):
+        return []
+    new = _answers(record)
+    return sorted(k for k in new if k in old and old[k] != new[k])
 
 
 def _limits_hit(errs: list, where: str, record: dict) -> None:

@@ -79,6 +79,9 @@ def _config_text(out: Path, course: Course) -> str:
         "c.CourseDirectory.autograded_directory = 'autograded'\n"
         "c.CourseDirectory.feedback_directory = 'feedback'\n"
         f"c.CourseDirectory.db_url = {'sqlite:///' + str(out / 'gradebook.db')!r}\n"
+        "# formgrader's Generate Feedback: no hidden test source, no rubric, no live markup (autograde.plugins)\n"
+        "from autograde.worker import feedback_config\n"
+        "feedback_config(c)\n"
     )
 
 
@@ -128,12 +131,17 @@ def merge_gradebooks(grader, records: list[dict]) -> None:
                     sub = one.find_submission(r["assignment"], r["student"])
                 except MissingEntry:
                     continue
+                changed = set(r.get("changed_answers", []))
                 for nb in sub.notebooks:
                     for g in nb.grades:
                         tgt = main.find_grade(g.name, nb.name, r["assignment"], r["student"])
                         tgt.auto_score = g.auto_score
-                        # an instructor's manual score survives regrading; nbgrader flags it for review
-                        tgt.needs_manual_grade = g.needs_manual_grade or tgt.manual_score is not None
+                        # an instructor's manual score survives regrading; it needs a new look only if the
+                        # student's answer itself changed since the last grading
+                        if tgt.manual_score is None:
+                            tgt.needs_manual_grade = g.needs_manual_grade
+                        else:
+                            tgt.needs_manual_grade = f"{nb.name}/{g.name}" in changed
                     for cm in nb.comments:
                         tgt = main.find_comment(cm.name, nb.name, r["assignment"], r["student"])
                         tgt.auto_comment = cm.auto_comment
@@ -168,3 +176,31 @@ def export(out: Path) -> list[dict]:
                 _finish(r)
     write_csv(out / "grades.csv", records)
     return records
+
+
+def regenerate_feedback(out: Path) -> list[str]:
+    """Rebuild every feedback page in OUT from OUT/gradebook.db (manual scores, comments) and OUT/autograded/.
+
+    Hidden-free as the pages that `grade` writes (autograde.plugins.FeedbackSafe); returns the pages written.
+    """
+    from traitlets.config import Config
+
+    from autograde.worker import feedback_config
+    from nbgrader.apps import NbGraderAPI
+
+    out = Path(out).resolve()
+    c = Config()
+    c.CourseDirectory.root = str(out)
+    c.CourseDirectory.autograded_directory = "autograded"
+    c.CourseDirectory.feedback_directory = "feedback"
+    c.CourseDirectory.db_url = f"sqlite:///{out / 'gradebook.db'}"
+    feedback_config(c)
+    api = NbGraderAPI(config=c)
+    written = []
+    for p in sorted((out / "autograded").glob("*/*")):
+        student, assignment = p.parent.name, p.name
+        res = api.generate_feedback(assignment, student, force=True)
+        if not res["success"]:
+            raise RuntimeError(f"feedback for {student}/{assignment} failed: {res.get('error', '')[-500:]}")
+        written += [str(h) for h in sorted((out / "feedback" / student / assignment).glob("*.html"))]
+    return written

@@ -49,6 +49,42 @@ class InjectOutputs(NbGraderPreprocessor):
         return cell, resources
 
 
+class FeedbackSafe(NbGraderPreprocessor):
+    """What a student may see of an autograded notebook: no hidden test source, no rubric, outputs as text.
+
+    The first step of every feedback page, ours (worker, ``python -m autograde feedback``) and formgrader's
+    "Generate Feedback" button (OUT/nbgrader_config.py sets it): hidden test blocks are cut from the cells'
+    source and their tracebacks shortened to the message; the rubric cells of the instructor's copy are dropped;
+    an output keeps only its text (no HTML, JavaScript or images, which a student's code controls).
+    """
+
+    def preprocess(self, nb, resources):
+        from autograde.rubric import strip_rubrics
+        nb = strip_rubrics(nb)
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, index):
+        from autograde.course import HIDDEN_BLOCK
+        if cell.cell_type != "code":
+            return cell, resources
+        hidden = bool(HIDDEN_BLOCK.search(cell.source))
+        cell.source = HIDDEN_BLOCK.sub("", cell.source)
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                if hidden:
+                    out.traceback = [f"{out.ename}: {out.evalue}"]
+                kept.append(out)
+            elif out.output_type == "stream":
+                kept.append(out)
+            elif "text/plain" in out.get("data", {}):
+                text = out.data["text/plain"]
+                kept.append(new_output("stream", name="stdout", text=(text if isinstance(text, str) else "".join(text))
+                                       + "\n"))
+        cell.outputs = kept
+        return cell, resources
+
+
 class CapOutput(NbGraderPreprocessor):
     """Cut each code cell's text output to ``max_chars`` (nbgrader's LimitOutput counts lines: one 100 MB
     line passes it, and would then be copied into the graded notebook and the feedback page)."""

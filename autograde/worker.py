@@ -22,6 +22,16 @@ from pathlib import Path
 T_START = time.perf_counter()
 
 
+def feedback_config(c) -> None:
+    """Feedback pages hold no hidden source, no rubric and no live markup (also formgrader's button)."""
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+
+    from autograde.plugins import FeedbackSafe
+    from nbgrader.preprocessors import GetGrades
+    c.GenerateFeedback.preprocessors = [FeedbackSafe, GetGrades, CSSHTMLHeaderPreprocessor]
+    c.HTMLExporter.sanitize_html = True  # nbconvert drops active markup from markdown (a written answer)
+
+
 def config(job: dict, course_dir: Path):
     """nbgrader configuration of one grading pass (a Config object: nbgrader ignores --config)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -41,8 +51,7 @@ def config(job: dict, course_dir: Path):
                                            LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
     c.InjectOutputs.outputs = job["outputs"]
     c.InjectOutputs.failures = job["failures"]
-    # defence in depth for the feedback pages: nbconvert drops active markup from markdown and outputs
-    c.HTMLExporter.sanitize_html = True
+    feedback_config(c)
     return c
 
 
