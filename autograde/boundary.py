@@ -41,11 +41,11 @@ def read_submission(path: Path, limit: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
-        raise Rejected(f"{Path(path).name}: cannot be opened as a plain file ({os.strerror(e.errno)})") from None
+        raise Rejected(f"{Path(path).name}: not a plain file, or unreadable ({os.strerror(e.errno)})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Rejected(f"{Path(path).name}: not a regular file")
+            raise Rejected(f"{Path(path).name}: not a plain file (a FIFO, device or folder)")
         if st.st_size > limit:
             raise Rejected(f"{Path(path).name}: {st.st_size} bytes, over the limit of {limit}")
         chunks, size = [], 0

@@ -55,7 +55,8 @@ class FeedbackSafe(NbGraderPreprocessor):
     The first step of every feedback page, ours (worker, ``python -m autograde feedback``) and formgrader's
     "Generate Feedback" button (OUT/nbgrader_config.py sets it): hidden test blocks are cut from the cells'
     source and their tracebacks shortened to the message; the rubric cells of the instructor's copy are dropped;
-    an output keeps only its text (no HTML, JavaScript or images, which a student's code controls).
+    an output keeps only its text (no HTML, JavaScript or images, which a student's code controls); the
+    student's own markdown is shown escaped, as typed.
     """
 
     def preprocess(self, nb, resources):
@@ -64,7 +65,13 @@ class FeedbackSafe(NbGraderPreprocessor):
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
+        import html
+
         from autograde.course import HIDDEN_BLOCK
+        if cell.cell_type == "markdown" and not cell.metadata.get("nbgrader", {}).get("locked"):
+            # the student's own markdown (a written answer, a note): shown as the text they typed, because
+            # nbgrader's feedback template renders markdown without nbconvert's sanitizer
+            cell.source = f"<pre class=\"student-markdown\">{html.escape(cell.source)}</pre>"
         if cell.cell_type != "code":
             return cell, resources
         hidden = bool(HIDDEN_BLOCK.search(cell.source))

@@ -53,7 +53,8 @@ HONEST = {
 MARKDOWN_ATTACK = '<script>alert("PWN-md")</script><img src=x onerror=alert("PWN-mdimg")> [x](javascript:alert(1))'
 MALFORMED = ["deep_json", "fifo", "link_to_classmate", "link_to_zero", "huge_cell", "two_notebooks"]
 # strings that must never reach an attacker's output: hidden check source, references, solutions, a classmate
-FORBIDDEN = ["Case((np.arange(4.0),)", "HiddenRegistry(", "BEGIN SOLUTION", "BEGIN HIDDEN TESTS",
+# (the harness's own modules that run in a sandbox are public code: they may mention these words, not hold them)
+FORBIDDEN = ["Case((np.arange(4.0),)", "HiddenRegistry(__name__", "### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS\nfrom",
              "Multiplication distributes", "inputs_sha256", SECRET_MARK, "return x * 2", "hidden_check('double_hidden'"]
 
 
@@ -227,7 +228,7 @@ def test_no_secret_reaches_any_attackers_output(graded, mode):
     out = graded["runs"][mode]
     for name in graded["attacks"]:
         text = _outputs(out, name)
-        leaked = [s for s in FORBIDDEN if s in text]
+        leaked = [s for s in FORBIDDEN if s in text or json.dumps(s)[1:-1] in text]
         assert leaked == [], (name, leaked)
     assert "LEAK" in _outputs(out, "leak_hidden_source")  # the hook ran: it only had nothing hidden to leak
 
