@@ -234,9 +234,13 @@ class Grader:
     # -------------------------------------------------------------------------------------------- one job
     def _read_submission(self, job: Job, t) -> tuple[dict[str, bytes | None], list[str], list[list[str]]]:
         """Each expected notebook's bytes (None if absent), notes, and conditions (files that can't be graded)."""
-        raws: dict[str, bytes | None] = {}
+        raws: dict[str, bytes | None] = {n: None for n in t.notebooks}
         notes: list[str] = []
         conditions: list[list[str]] = []
+        if os.path.islink(job.sub_dir) or os.path.islink(job.sub_dir.parent):
+            # a link could point at a classmate's folder, solutions/ or a root-only folder: never followed
+            return raws, notes, [["invalid_notebook", "the student's folder is a link: only real folders in the "
+                                  "submissions folder are graded"]]
         try:
             found = sorted(p for p in job.sub_dir.iterdir() if p.name.endswith(".ipynb")) if job.sub_dir.is_dir() else []
         except OSError:
@@ -409,8 +413,12 @@ class Grader:
             else:
                 inside_failed[name] = set(tests)
             t_verify = time.monotonic()
+            if time.monotonic() >= deadline:
+                record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached "
+                                             f"before {name}.ipynb could be checked"])
+                return _finish(record)
             verdict = verify_notebook(self.course, t.source_paths[name], text, slot=slot.n if slot else 0,
-                                      policy=policy, wall_s=max(30.0, deadline - time.monotonic()),
+                                      policy=policy, wall_s=max(1.0, deadline - time.monotonic()),
                                       model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
                                       sandboxed=slot is not None)
             record.setdefault("worker_seconds", {})["verify"] = round(
@@ -632,13 +640,19 @@ def _finish(record: dict) -> dict:
     return record
 
 
+def _cell(text: str) -> str:
+    """A CSV field a spreadsheet shows as text: a leading = + - @ would start a formula (folder names are the
+    students')."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def write_csv(path: Path, records) -> None:
     """grades.csv: one row per (student, assignment), sorted, atomically replaced."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()
     for r in sorted(records, key=lambda r: (r["student"], r["assignment"])):
-        w.writerow({"student": r["student"], "assignment": r["assignment"], "score": f"{r['score']:g}",
+        w.writerow({"student": _cell(r["student"]), "assignment": r["assignment"], "score": f"{r['score']:g}",
                     "max_score": f"{r['max_score']:g}", "status": r["status"],
                     "flags": "; ".join(r.get("flags", [])), "detail": r["detail"]})
     write_atomic(path, buf.getvalue())

@@ -51,7 +51,8 @@ HONEST = {
     "untouched": {},
 }
 MARKDOWN_ATTACK = '<script>alert("PWN-md")</script><img src=x onerror=alert("PWN-mdimg")> [x](javascript:alert(1))'
-MALFORMED = ["deep_json", "fifo", "link_to_classmate", "link_to_zero", "huge_cell", "two_notebooks"]
+MALFORMED = ["deep_json", "fifo", "link_to_classmate", "link_to_zero", "huge_cell", "two_notebooks",
+             "=HYPERLINK(1)", "dirlink_classmate", "dirlink_solutions"]  # last three found by a blind red team
 # strings that must never reach an attacker's output: hidden check source, references, solutions, a classmate
 # (the harness's own modules that run in a sandbox are public code: they may mention these words, not hold them)
 FORBIDDEN = ["Case((np.arange(4.0),)", "HiddenRegistry(__name__", "### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS\nfrom",
@@ -60,7 +61,8 @@ FORBIDDEN = ["Case((np.arange(4.0),)", "HiddenRegistry(__name__", "### BEGIN SOL
 
 def _rows(path: Path) -> dict[str, dict]:
     with open(path) as f:
-        return {r["student"]: r for r in csv.DictReader(f)}
+        # grades.csv quotes a name a spreadsheet would run as a formula with a leading '
+        return {r["student"].removeprefix("'"): r for r in csv.DictReader(f)}
 
 
 def _tree_state(*folders: Path) -> dict[str, tuple[str, int]]:
@@ -93,6 +95,10 @@ def _write_class(course, folder: Path, out: Path, secret: Path) -> list[str]:
         link.parent.mkdir(parents=True)
         link.symlink_to(target)
     submit(folder, "huge_cell", student_notebook(course, {"double": "x = 1  # " + "y" * (4 << 20) + "\n"}))
+    submit(folder, "=HYPERLINK(1)", student_notebook(course, {}))  # a folder name a spreadsheet would run
+    (folder / "dirlink_classmate").symlink_to(folder / "correct")  # a whole student folder linked to another's
+    (folder / "dirlink_solutions").mkdir()
+    (folder / "dirlink_solutions" / "fx").symlink_to(course.solutions / "fx")
     two = folder / "two_notebooks" / "fx"
     two.mkdir(parents=True)
     for n in ("a.ipynb", "b.ipynb"):
@@ -182,6 +188,10 @@ def test_malformed_submissions_get_their_own_status(graded):
     for name in ("fifo", "link_to_classmate", "link_to_zero"):
         assert rows[name]["status"] == "invalid_notebook" and "plain file" in rows[name]["detail"], rows[name]
     assert rows["two_notebooks"]["status"] == "ambiguous" and "a.ipynb, b.ipynb" in rows["two_notebooks"]["detail"]
+    for name in ("dirlink_classmate", "dirlink_solutions"):
+        assert rows[name]["status"] == "invalid_notebook" and "is a link" in rows[name]["detail"], rows[name]
+    with open(graded["runs"]["root"] / "grades.csv") as f:
+        assert "\n'=HYPERLINK(1),fx," in f.read()  # shown as text, not run as a formula
     assert rows["huge_cell"]["status"] in STATUSES
 
 
