@@ -64,8 +64,8 @@ def _target(path: Path) -> str | None:
     return None
 
 
-def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print) -> list[str]:
-    """Problems found by evaluating the reference solutions and the bug zoo against the checks, in-process."""
+def exercise_checks(course: Course, assignment: str) -> tuple[list[str], dict[str, tuple[Path, dict, list]]]:
+    """(problems of the reference solutions, {exercise: (notebook, reference namespace, [(check, expected)])})."""
     from autograde.references import _grading_env, reference_namespace
     from course_lib.checks.engine import evaluate
 
@@ -83,12 +83,41 @@ def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print) 
                 if not r.passed:
                     problems.append(f"reference solution fails {kind} {chk.name!r}:\n{r.message}")
                 by_exercise.setdefault(chk.exercise, (nb_path, ns, []))[2].append((chk, expected))
+    return problems, by_exercise
+
+
+def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print, mutants: bool = False,
+                 min_kill_rate: float = 0.95) -> list[str]:
+    """Problems found by evaluating the reference solutions and the bug zoo against the checks, in-process;
+    with ``mutants``, also machine-made mutants of the reference solutions (``autograde.mutants``)."""
+    problems, by_exercise = exercise_checks(course, assignment)
+    if mutants:
+        problems += check_mutants(course, assignment, by_exercise, log, min_kill_rate)
     counts = {ex: 0 for ex in by_exercise}
     with _memoized_models():
         problems += _run_zoo(course, assignment, by_exercise, counts, log)
     for ex, n in sorted(counts.items()):
         if n < min_bugs:
             problems.append(f"exercise {ex!r} of {assignment} has {n} bug-zoo entries (want >= {min_bugs})")
+    return problems
+
+
+def check_mutants(course: Course, assignment: str, by_exercise: dict, log=print,
+                  min_kill_rate: float = 0.95) -> list[str]:
+    """Kill rate of machine-made mutants (printed); a problem below ``min_kill_rate`` or for a stale equivalent."""
+    from autograde.mutants import mutation_report
+
+    with _memoized_models():
+        rep = mutation_report(course, assignment, by_exercise, log=log)
+    log("  " + rep.summary())
+    problems = []
+    if rep.kill_rate < min_kill_rate:
+        problems.append(f"{assignment}: only {100 * rep.kill_rate:.1f} % of machine-made mutants are killed "
+                        f"(want >= {100 * min_kill_rate:.0f} %); survivors (kill them, or list them as equivalent "
+                        f"with a reason in autograde/equivalent_mutants/{assignment}.json):\n"
+                        + "\n".join(f"  {v.mutant.key}" for v in rep.survivors))
+    problems += [f"{assignment}: equivalent mutant {k!r} is no longer generated (remove it)"
+                 for k in rep.stale_equivalents()]
     return problems
 
 
@@ -222,7 +251,7 @@ def check_notebooks(course: Course, assignments: list[str], workers: int = 2, lo
 
 
 def selfcheck(course: Course, assignments: list[str] | None = None, workers: int = 2, min_bugs: int = 5,
-              notebooks: bool = True, log=print) -> bool:
+              notebooks: bool = True, log=print, mutants: bool = True) -> bool:
     """Run every check above; print problems; True when there are none."""
     assignments = assignments or course.assignments()
     problems = []
@@ -233,11 +262,11 @@ def selfcheck(course: Course, assignments: list[str] | None = None, workers: int
     for a in assignments:
         t0 = time.perf_counter()
         try:
-            found = check_bugzoo(course, a, min_bugs=min_bugs, log=log)
+            found = check_bugzoo(course, a, min_bugs=min_bugs, log=log, mutants=mutants)
         except Exception as e:  # stale references, a check module that does not import, ...: report, go on
             found = [f"{a}: bug zoo not checked: {type(e).__name__}: {e}"]
         problems += found
-        log(f"{a}: reference + bug zoo in-process: {len(found)} problem(s) ({time.perf_counter() - t0:.1f} s)")
+        log(f"{a}: reference + bug zoo{' + mutants' if mutants else ''} in-process: {len(found)} problem(s) ({time.perf_counter() - t0:.1f} s)")
     if notebooks and not stale:
         t0 = time.perf_counter()
         found = check_notebooks(course, assignments, workers=workers, log=log)
