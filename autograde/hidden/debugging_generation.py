@@ -19,7 +19,7 @@ import math
 import torch
 
 from course_lib.checks.debugging_generation import cycle_pair, logits_match, number_close, raises_case
-from course_lib.checks.engine import Case, Check
+from course_lib.checks.engine import Case, Check, Contract
 
 ASSIGNMENT = "05_debugging_generation"
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
@@ -92,6 +92,9 @@ def _cycle_cases() -> list[Case]:
     for n in [0, 1, 2, 3]:
         cases.append(Case(([4] * n,), label=f"{n} copies of one token"))
     cases.append(Case((torch.tensor([1, 2, 3, 1, 2, 3, 1, 2, 3]),), label="1-D LongTensor, period 3 x 3"))
+    b50, b51 = list(range(100, 150)), list(range(200, 251))
+    cases.append(Case(([1] + b50 * 2,), label="period 50 x 2: found with the default max_period=50"))
+    cases.append(Case(([1] + b51 * 2,), label="period 51 x 2: longer than the default max_period=50"))
     return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases]
 
 
@@ -104,6 +107,7 @@ def _rate_cases() -> list[Case]:
         cases.append(Case((ids, n), label=f"{len(ids)} ids over {vocab} symbols, n={n}"))
     cases.append(Case((torch.tensor([3, 3, 4, 3, 3, 4]), 2), label="1-D LongTensor, n=2"))
     cases.append(Case(([9, 8, 7], 3), label="exactly one n-gram"))
+    cases.append(Case(([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 5],), label="default n=4: 4 of 9 4-grams seen before"))
     return [Case(c.args, c.kwargs, c.label, compare=number_close()) for c in cases] + \
         raises_case("ValueError", [1, 2, 3], -1, label="n=-1 must raise ValueError")
 
@@ -127,8 +131,12 @@ def _rp_cases() -> list[Case]:
         rtol = 1e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-6
         cases.append(Case((x, h, penalty), kw, compare=logits_match(rtol=rtol),
                           label=f"{kind} {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, penalty {penalty} {kw}"))
+    cases.append(Case((torch.tensor([[1.0, -2.0, 3.0, 0.5]]), torch.tensor([[0, 1, 2, 3]]), 2.0),
+                      {"count_prompt": False}, compare=logits_match(rtol=1e-6),
+                      label="count_prompt=False with the default prompt_len=0: every id counts"))
     return cases + raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1]]), -1.0,
-                               label="penalty -1 must raise ValueError")
+                               label="penalty -1 must raise ValueError") + raises_case(
+        "ValueError", torch.zeros(1, 3), torch.tensor([[1]]), 0.0, label="penalty 0 must raise ValueError")
 
 
 def _pf_cases() -> list[Case]:
@@ -172,8 +180,10 @@ CHECKS = [
     Check("repetition_rate_hidden", "repetition_rate", _rate_cases, number_close(),
           hint="count n-grams already seen earlier in the same sequence, divided by the number of n-grams."),
     Check("repetition_penalty_hidden", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
+          contract=Contract(meta=True),
           hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
     Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-5),
+          contract=Contract(meta=True),
           hint="counts over ids[:, prompt_len:] per row; subtract counts * frequency + (counts > 0) * presence."),
     Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams", _ngram_cases, logits_match(),
           hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),

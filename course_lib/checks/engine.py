@@ -429,6 +429,15 @@ def _fmt(v: float) -> str:
     return f"{v:.6g}"
 
 
+def _fmt2(e: float, g: float) -> tuple[str, str]:
+    """Expected and got, with as many digits as it takes for two different numbers to print differently."""
+    for digits in (6, 9, 12, 17):
+        a, b = f"{e:.{digits}g}", f"{g:.{digits}g}"
+        if a != b or e == g:
+            return a, b
+    return repr(float(e)), repr(float(g))
+
+
 def _idx(i: tuple) -> str:
     return str(i[0]) if len(i) == 1 else str(tuple(int(a) for a in i))
 
@@ -503,10 +512,11 @@ class allclose:
         with np.errstate(invalid="ignore"):  # inf - inf where both are inf of the same sign
             err = np.where(close, 0.0, np.abs(g - e))
         i = tuple(np.unravel_index(int(np.argmax(err)), err.shape))
+        fe, fg = _fmt2(float(e[i]), float(g[i]))
         if scalar:
-            return f"expected {_fmt(e[i])}, got {_fmt(g[i])}{at} (tolerance rtol={self.rtol}, atol={self.atol})"
+            return f"expected {fe}, got {fg}{at} (tolerance rtol={self.rtol}, atol={self.atol})"
         return (f"{int((~close).sum())} of {g.size} values differ{at}; worst at index {_idx(i)}: "
-                f"expected {_fmt(e[i])}, got {_fmt(g[i])} (tolerance rtol={self.rtol}, atol={self.atol})")
+                f"expected {fe}, got {fg} (tolerance rtol={self.rtol}, atol={self.atol})")
 
 
 def _same(a: Any, b: Any) -> bool:
