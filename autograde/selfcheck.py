@@ -4,6 +4,9 @@
 2. in one process: the reference solutions pass every check their notebook calls, and every bug-zoo entry
    (``autograde/bugzoo/<assignment>/*.py``: a docstring, ``TARGET = "<exercise>"`` and a wrong definition of
    that function) fails at least one check of its exercise; each graded exercise has ``min_bugs`` entries;
+   at least 95 % of machine-made mutants of the reference solutions are killed (``autograde.mutants``; the
+   rest are listed as equivalent, with a reason, in ``autograde/equivalent_mutants/``), and every correct
+   alternative answer (``autograde/alternatives/<assignment>/*.py``, the bug zoo's format) passes every check;
 3. through the real grading pipeline (nbgrader, demo cells skipped): the instructor notebook scores full
    marks on every autograded test with no error anywhere after all its metadata and cell ids were stripped
    (as Colab does; it must rebuild to the same cells as the unstripped notebook, so one grading covers both), and the untouched student notebook scores 0 on every autograded test, with no
@@ -93,6 +96,7 @@ def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print, 
     problems, by_exercise = exercise_checks(course, assignment)
     if mutants:
         problems += check_mutants(course, assignment, by_exercise, log, min_kill_rate)
+    problems += check_alternatives(course, assignment, by_exercise, log)
     counts = {ex: 0 for ex in by_exercise}
     with _memoized_models():
         problems += _run_zoo(course, assignment, by_exercise, counts, log)
@@ -118,6 +122,40 @@ def check_mutants(course: Course, assignment: str, by_exercise: dict, log=print,
                         + "\n".join(f"  {v.mutant.key}" for v in rep.survivors))
     problems += [f"{assignment}: equivalent mutant {k!r} is no longer generated (remove it)"
                  for k in rep.stale_equivalents()]
+    return problems
+
+
+def alternatives_dir(course: Course) -> Path:
+    """The corpus of correct answers written to differ from the reference: ``<dir>/<assignment>/*.py``."""
+    return Path(course.root) / "autograde" / "alternatives"
+
+
+def check_alternatives(course: Course, assignment: str, by_exercise: dict, log=print) -> list[str]:
+    """Every correct alternative answer (same file format as the bug zoo) must pass every check of its exercise."""
+    from autograde.references import _grading_env
+    from course_lib.checks.engine import evaluate
+
+    problems, n = [], 0
+    with _memoized_models():
+        for entry in sorted((alternatives_dir(course) / assignment).glob("*.py")):
+            target = _target(entry)
+            if target not in by_exercise:
+                problems.append(f"alternative {entry.name}: TARGET={target!r} is not a graded exercise of {assignment}")
+                continue
+            nb_path, ns, checks = by_exercise[target]
+            alt_ns = dict(ns)
+            with _grading_env(nb_path.parent, course.path_entries()):
+                try:
+                    exec(compile(entry.read_text(), str(entry), "exec"), alt_ns)
+                except Exception as e:  # a broken corpus file is a selfcheck failure, not a crash
+                    problems.append(f"alternative {entry.name}: cannot load: {type(e).__name__}: {e}")
+                    continue
+                n += 1
+                for chk, expected in checks:
+                    r = evaluate(chk, alt_ns[target], expected, raise_on_fail=False, quiet=True)
+                    if not r.passed:
+                        problems.append(f"correct alternative {entry.name} fails {chk.name!r}:\n{r.message}")
+    log(f"  {assignment}: {n} correct alternative answer(s) checked, {len(problems)} problem(s)")
     return problems
 
 
