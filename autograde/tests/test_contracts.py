@@ -126,3 +126,14 @@ def test_mutants_are_single_changes_with_stable_keys():
     assert any(k.startswith("f L3: negate if condition") for k in keys)
     assert not any("doc" in k for k in keys)                       # docstrings are not mutated
     assert [m.key for m in mutate(src, "f")] == keys
+
+
+def test_failures_show_the_smallest_input_first_with_the_call_written_out():
+    from course_lib.checks.engine import evaluate
+    cases = lambda: [Case((torch.arange(40.0),), label="big", expected=torch.arange(40.0)),  # noqa: E731
+                     Case((torch.tensor([1.0, 2.0]),), label="small", expected=torch.tensor([1.0, 2.0]))]
+    r = evaluate(Check("ident", "ident", cases, allclose(), contract=Contract(twice=False)), lambda x: x * 1.5,
+                 raise_on_fail=False, quiet=True)
+    assert [label for label, _ in r.failures] == ["small", "big"]
+    assert r.failures[0][1].endswith("input: (tensor([1.0, 2.0], dtype=float32))")
+    assert r.failures[1][1].endswith("input: (<tensor of shape (40,), float32>)")

@@ -895,8 +895,44 @@ def run_encoded(fn: Callable, payload: str) -> str:
     return json.dumps([o.to_json() for o in outs], allow_nan=False)
 
 
+def _input_size(case: Case) -> int:
+    """How big a case's inputs are (elements of tensors and lists, plus one per scalar), to show the smallest first."""
+    torch = _torch()
+
+    def size(x: Any, depth: int = 0) -> int:
+        if torch is not None and isinstance(x, torch.Tensor):
+            return max(1, x.numel())
+        if depth < 4 and isinstance(x, (list, tuple)):
+            return 1 + sum(size(v, depth + 1) for v in x)
+        if depth < 4 and isinstance(x, dict):
+            return 1 + sum(size(v, depth + 1) for v in x.values())
+        return 1
+    return size(list(case.args)) + size(dict(case.kwargs))
+
+
+def _show_input(case: Case, limit: int = 200) -> str:
+    """The case's call as text when it is short enough to read (small tensors written out), else ""."""
+    torch = _torch()
+
+    def show(x: Any) -> str:
+        if torch is not None and isinstance(x, torch.Tensor):
+            if x.device.type == "meta" or x.numel() > 16:
+                return f"<tensor of shape {tuple(x.shape)}, {str(x.dtype).removeprefix('torch.')}>"
+            return f"tensor({x.tolist()}, dtype={str(x.dtype).removeprefix('torch.')})"
+        if type(x) is Resource:
+            return f"<{x.name}>"
+        if type(x) is Generator:
+            return f"Generator(seed={x.seed})"
+        return repr(x)
+    text = ", ".join([show(a) for a in case.args] + [f"{k}={show(v)}" for k, v in case.kwargs.items()])
+    return f"\ninput: ({text})" if len(text) <= limit else ""
+
+
 def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expected: Sequence[Any]) -> CheckResult:
-    """Compare outcomes against expected values (one per case) with the check's comparators."""
+    """Compare outcomes against expected values (one per case) with the check's comparators.
+
+    Failures are listed smallest input first (the first one shown is the easiest to reproduce by hand), each
+    with the call written out when it is short."""
     failures: list[tuple[str, str]] = []
     if len(outcomes) != len(cases) or len(expected) != len(cases):
         return CheckResult(check.name, len(cases), [("*", "internal error: outcome/case count mismatch")], check.hint)
@@ -936,6 +972,10 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
                    "generator=generator)) so that the same seed gives the same samples")
         if msg is not None:
             failures.append((case.label, msg))
+    by_label = {c.label: c for c in cases}
+    failures = [(label, msg if label not in by_label or msg.startswith("internal error")
+                 else msg + _show_input(by_label[label])) for label, msg in failures]
+    failures.sort(key=lambda f: _input_size(by_label[f[0]]) if f[0] in by_label else 0)
     return CheckResult(check.name, len(cases), failures, check.hint)
 
 
