@@ -21,11 +21,13 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import math
 import signal
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 BINOPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
           ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
@@ -54,8 +56,7 @@ class Mutant:
 
 def _sites(tree: ast.AST) -> Iterator[tuple[int, ast.AST]]:
     """Every node in a fixed order, numbered (the number finds the node again in a fresh copy)."""
-    for i, node in enumerate(ast.walk(tree)):
-        yield i, node
+    yield from enumerate(ast.walk(tree))
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
@@ -100,7 +101,7 @@ def _edits(node: ast.AST, parents: dict[int, ast.AST], docs: set[int]) -> list[t
             out.append((f"{v} -> {v + 1}", setattr_("value", v + 1)))
             if v > 0:
                 out.append((f"{v} -> {v - 1}", setattr_("value", v - 1)))
-        elif isinstance(v, float) and v == v and abs(v) != float("inf"):
+        elif isinstance(v, float) and math.isfinite(v):
             new = 1.0 if v == 0 else v * 2
             out.append((f"{v!r} -> {new!r}", setattr_("value", new)))
         elif isinstance(v, str) and v in ("-inf", "inf"):

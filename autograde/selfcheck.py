@@ -135,7 +135,7 @@ def check_alternatives(course: Course, assignment: str, by_exercise: dict, log=p
     from autograde.references import _grading_env
     from course_lib.checks.engine import evaluate
 
-    problems, n = [], 0
+    problems, n, t0 = [], 0, time.perf_counter()
     with _memoized_models():
         for entry in sorted((alternatives_dir(course) / assignment).glob("*.py")):
             target = _target(entry)
@@ -155,7 +155,8 @@ def check_alternatives(course: Course, assignment: str, by_exercise: dict, log=p
                     r = evaluate(chk, alt_ns[target], expected, raise_on_fail=False, quiet=True)
                     if not r.passed:
                         problems.append(f"correct alternative {entry.name} fails {chk.name!r}:\n{r.message}")
-    log(f"  {assignment}: {n} correct alternative answer(s) checked, {len(problems)} problem(s)")
+    log(f"  {assignment}: {n} correct alternative answer(s) checked, {len(problems)} problem(s) "
+        f"({time.perf_counter() - t0:.1f} s)")
     return problems
 
 

@@ -22,7 +22,7 @@ def attention_truth(q, k_new, v_new, k_cache, v_cache) -> torch.Tensor:
     """Attention over cache + new keys written out in float64 (GQA by head index, causal with an offset)."""
     k = torch.cat([k_cache, k_new], dim=2).double()                        # (B, nkv, S, hd)
     v = torch.cat([v_cache, v_new], dim=2).double()
-    B, nh, T, hd = q.shape
+    _, nh, T, hd = q.shape
     nkv, S = k.shape[1], k.shape[2]
     head_of = torch.arange(nh) // (nh // nkv)                              # query head -> its KV head
     k, v = k[:, head_of], v[:, head_of]                                    # (B, nh, S, hd)

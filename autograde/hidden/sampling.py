@@ -413,10 +413,8 @@ def _loop_defaults() -> list[Case]:
 
 def _min_p_errors() -> list[Case]:
     x = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
-    return (raises_case("ValueError", x, 0.1, min_tokens_to_keep=0, label="min_tokens_to_keep=0 must raise ValueError")
-            + raises_case("ValueError", x, 0.1, min_tokens_to_keep=1.5,
-                          label="min_tokens_to_keep=1.5 must raise ValueError (a positive integer)")
-            + raises_case("ValueError", x, -0.1, label="min_p=-0.1 must raise ValueError"))
+    # (min_tokens_to_keep=0 or 1.5 are not tested: exercise 4's text does not promise their ValueError yet)
+    return raises_case("ValueError", x, -0.1, label="min_p=-0.1 must raise ValueError")
 
 
 def _pipeline_defaults() -> list[Case]:
@@ -445,7 +443,7 @@ CHECKS = [
     Check("apply_temperature_hidden", "apply_temperature", _temperature_cases, filtered(rtol=1e-6),
           hint="logits / T; T == 0: row max(es) kept, others -inf; keep the dtype."),
     Check("penalize_repeats_hidden", "penalize_repeats", lambda: _penalty_cases() + _penalty_extra(),
-          filtered(rtol=1e-6), contract=Contract(meta=True),
+          filtered(rtol=1e-6),
           hint="seen tokens (per row, once each): positive / penalty, else * penalty."),
     Check("process_logits_hidden", "process_logits", lambda: _pipeline_cases() + _pipeline_defaults(),
           filtered(rtol=1e-6),

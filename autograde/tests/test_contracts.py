@@ -12,7 +12,15 @@ import torch
 
 from autograde.mutants import mutate
 from course_lib.checks.engine import (
-    Case, Check, Contract, Generator, Outcome, allclose, encode_cases, exact, judge, run_encoded,
+    Case,
+    Check,
+    Contract,
+    Generator,
+    Outcome,
+    allclose,
+    encode_cases,
+    judge,
+    run_encoded,
 )
 from course_lib.checks.rules import violations
 
@@ -84,7 +92,7 @@ def test_tensors_made_on_the_cpu_whatever_the_input_fail_the_meta_case():
 
 def test_forbidden_calls_are_found_through_aliases():
     rules = ("torch.softmax", "torch.nn.functional.softmax", "Tensor.softmax")
-    found = lambda src: sorted({v.rule for v in violations(src, rules)})  # noqa: E731
+    found = lambda src: sorted({v.rule for v in violations(src, rules)})
     assert found("import torch as t\ndef f(x):\n    return t.softmax(x, -1)") == ["torch.softmax"]
     assert found("from torch.nn import functional as F\ndef f(x):\n    return F.softmax(x, -1)") == [
         "torch.nn.functional.softmax"]
@@ -130,7 +138,7 @@ def test_mutants_are_single_changes_with_stable_keys():
 
 def test_failures_show_the_smallest_input_first_with_the_call_written_out():
     from course_lib.checks.engine import evaluate
-    cases = lambda: [Case((torch.arange(40.0),), label="big", expected=torch.arange(40.0)),  # noqa: E731
+    cases = lambda: [Case((torch.arange(40.0),), label="big", expected=torch.arange(40.0)),
                      Case((torch.tensor([1.0, 2.0]),), label="small", expected=torch.tensor([1.0, 2.0]))]
     r = evaluate(Check("ident", "ident", cases, allclose(), contract=Contract(twice=False)), lambda x: x * 1.5,
                  raise_on_fail=False, quiet=True)

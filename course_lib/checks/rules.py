@@ -21,10 +21,11 @@ from __future__ import annotations
 import ast
 import sys
 import types
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-__all__ = ["Violation", "violations", "function_violations"]
+__all__ = ["Violation", "function_violations", "violations"]
 
 
 @dataclass(frozen=True)
