@@ -4,6 +4,9 @@
 2. in one process: the reference solutions pass every check their notebook calls, and every bug-zoo entry
    (``autograde/bugzoo/<assignment>/*.py``: a docstring, ``TARGET = "<exercise>"`` and a wrong definition of
    that function) fails at least one check of its exercise; each graded exercise has ``min_bugs`` entries;
+   at least 95 % of machine-made mutants of the reference solutions are killed (``autograde.mutants``; the
+   rest are listed as equivalent, with a reason, in ``autograde/equivalent_mutants/``), and every correct
+   alternative answer (``autograde/alternatives/<assignment>/*.py``, the bug zoo's format) passes every check;
 3. through the real grading pipeline (nbgrader, demo cells skipped): the instructor notebook scores full
    marks on every autograded test with no error anywhere after all its metadata and cell ids were stripped
    (as Colab does; it must rebuild to the same cells as the unstripped notebook, so one grading covers both), and the untouched student notebook scores 0 on every autograded test, with no
@@ -64,8 +67,8 @@ def _target(path: Path) -> str | None:
     return None
 
 
-def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print) -> list[str]:
-    """Problems found by evaluating the reference solutions and the bug zoo against the checks, in-process."""
+def exercise_checks(course: Course, assignment: str) -> tuple[list[str], dict[str, tuple[Path, dict, list]]]:
+    """(problems of the reference solutions, {exercise: (notebook, reference namespace, [(check, expected)])})."""
     from autograde.references import _grading_env, reference_namespace
     from course_lib.checks.engine import evaluate
 
@@ -83,12 +86,77 @@ def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print) 
                 if not r.passed:
                     problems.append(f"reference solution fails {kind} {chk.name!r}:\n{r.message}")
                 by_exercise.setdefault(chk.exercise, (nb_path, ns, []))[2].append((chk, expected))
+    return problems, by_exercise
+
+
+def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print, mutants: bool = False,
+                 min_kill_rate: float = 0.95) -> list[str]:
+    """Problems found by evaluating the reference solutions and the bug zoo against the checks, in-process;
+    with ``mutants``, also machine-made mutants of the reference solutions (``autograde.mutants``)."""
+    problems, by_exercise = exercise_checks(course, assignment)
+    if mutants:
+        problems += check_mutants(course, assignment, by_exercise, log, min_kill_rate)
+    problems += check_alternatives(course, assignment, by_exercise, log)
     counts = {ex: 0 for ex in by_exercise}
     with _memoized_models():
         problems += _run_zoo(course, assignment, by_exercise, counts, log)
     for ex, n in sorted(counts.items()):
         if n < min_bugs:
             problems.append(f"exercise {ex!r} of {assignment} has {n} bug-zoo entries (want >= {min_bugs})")
+    return problems
+
+
+def check_mutants(course: Course, assignment: str, by_exercise: dict, log=print,
+                  min_kill_rate: float = 0.95) -> list[str]:
+    """Kill rate of machine-made mutants (printed); a problem below ``min_kill_rate`` or for a stale equivalent."""
+    from autograde.mutants import mutation_report
+
+    with _memoized_models():
+        rep = mutation_report(course, assignment, by_exercise, log=log)
+    log("  " + rep.summary())
+    problems = []
+    if rep.kill_rate < min_kill_rate:
+        problems.append(f"{assignment}: only {100 * rep.kill_rate:.1f} % of machine-made mutants are killed "
+                        f"(want >= {100 * min_kill_rate:.0f} %); survivors (kill them, or list them as equivalent "
+                        f"with a reason in autograde/equivalent_mutants/{assignment}.json):\n"
+                        + "\n".join(f"  {v.mutant.key}" for v in rep.survivors))
+    problems += [f"{assignment}: equivalent mutant {k!r} is no longer generated (remove it)"
+                 for k in rep.stale_equivalents()]
+    return problems
+
+
+def alternatives_dir(course: Course) -> Path:
+    """The corpus of correct answers written to differ from the reference: ``<dir>/<assignment>/*.py``."""
+    return Path(course.root) / "autograde" / "alternatives"
+
+
+def check_alternatives(course: Course, assignment: str, by_exercise: dict, log=print) -> list[str]:
+    """Every correct alternative answer (same file format as the bug zoo) must pass every check of its exercise."""
+    from autograde.references import _grading_env
+    from course_lib.checks.engine import evaluate
+
+    problems, n, t0 = [], 0, time.perf_counter()
+    with _memoized_models():
+        for entry in sorted((alternatives_dir(course) / assignment).glob("*.py")):
+            target = _target(entry)
+            if target not in by_exercise:
+                problems.append(f"alternative {entry.name}: TARGET={target!r} is not a graded exercise of {assignment}")
+                continue
+            nb_path, ns, checks = by_exercise[target]
+            alt_ns = dict(ns)
+            with _grading_env(nb_path.parent, course.path_entries()):
+                try:
+                    exec(compile(entry.read_text(), str(entry), "exec"), alt_ns)
+                except Exception as e:  # a broken corpus file is a selfcheck failure, not a crash
+                    problems.append(f"alternative {entry.name}: cannot load: {type(e).__name__}: {e}")
+                    continue
+                n += 1
+                for chk, expected in checks:
+                    r = evaluate(chk, alt_ns[target], expected, raise_on_fail=False, quiet=True)
+                    if not r.passed:
+                        problems.append(f"correct alternative {entry.name} fails {chk.name!r}:\n{r.message}")
+    log(f"  {assignment}: {n} correct alternative answer(s) checked, {len(problems)} problem(s) "
+        f"({time.perf_counter() - t0:.1f} s)")
     return problems
 
 
@@ -222,7 +290,7 @@ def check_notebooks(course: Course, assignments: list[str], workers: int = 2, lo
 
 
 def selfcheck(course: Course, assignments: list[str] | None = None, workers: int = 2, min_bugs: int = 5,
-              notebooks: bool = True, log=print) -> bool:
+              notebooks: bool = True, log=print, mutants: bool = True) -> bool:
     """Run every check above; print problems; True when there are none."""
     assignments = assignments or course.assignments()
     problems = []
@@ -233,11 +301,11 @@ def selfcheck(course: Course, assignments: list[str] | None = None, workers: int
     for a in assignments:
         t0 = time.perf_counter()
         try:
-            found = check_bugzoo(course, a, min_bugs=min_bugs, log=log)
+            found = check_bugzoo(course, a, min_bugs=min_bugs, log=log, mutants=mutants)
         except Exception as e:  # stale references, a check module that does not import, ...: report, go on
             found = [f"{a}: bug zoo not checked: {type(e).__name__}: {e}"]
         problems += found
-        log(f"{a}: reference + bug zoo in-process: {len(found)} problem(s) ({time.perf_counter() - t0:.1f} s)")
+        log(f"{a}: reference + bug zoo{' + mutants' if mutants else ''} in-process: {len(found)} problem(s) ({time.perf_counter() - t0:.1f} s)")
     if notebooks and not stale:
         t0 = time.perf_counter()
         found = check_notebooks(course, assignments, workers=workers, log=log)

@@ -92,6 +92,9 @@ def _cycle_cases() -> list[Case]:
     for n in [0, 1, 2, 3]:
         cases.append(Case(([4] * n,), label=f"{n} copies of one token"))
     cases.append(Case((torch.tensor([1, 2, 3, 1, 2, 3, 1, 2, 3]),), label="1-D LongTensor, period 3 x 3"))
+    b50, b51 = list(range(100, 150)), list(range(200, 251))
+    cases.append(Case(([1] + b50 * 2,), label="period 50 x 2: found with the default max_period=50"))
+    cases.append(Case(([1] + b51 * 2,), label="period 51 x 2: longer than the default max_period=50"))
     return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases]
 
 
@@ -104,6 +107,7 @@ def _rate_cases() -> list[Case]:
         cases.append(Case((ids, n), label=f"{len(ids)} ids over {vocab} symbols, n={n}"))
     cases.append(Case((torch.tensor([3, 3, 4, 3, 3, 4]), 2), label="1-D LongTensor, n=2"))
     cases.append(Case(([9, 8, 7], 3), label="exactly one n-gram"))
+    cases.append(Case(([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 5],), label="default n=4: 4 of 9 4-grams seen before"))
     return [Case(c.args, c.kwargs, c.label, compare=number_close()) for c in cases] + \
         raises_case("ValueError", [1, 2, 3], -1, label="n=-1 must raise ValueError")
 
@@ -127,8 +131,12 @@ def _rp_cases() -> list[Case]:
         rtol = 1e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-6
         cases.append(Case((x, h, penalty), kw, compare=logits_match(rtol=rtol),
                           label=f"{kind} {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, penalty {penalty} {kw}"))
+    cases.append(Case((torch.tensor([[1.0, -2.0, 3.0, 0.5]]), torch.tensor([[0, 1, 2, 3]]), 2.0),
+                      {"count_prompt": False}, compare=logits_match(rtol=1e-6),
+                      label="count_prompt=False with the default prompt_len=0: every id counts"))
     return cases + raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1]]), -1.0,
-                               label="penalty -1 must raise ValueError")
+                               label="penalty -1 must raise ValueError") + raises_case(
+        "ValueError", torch.zeros(1, 3), torch.tensor([[1]]), 0.0, label="penalty 0 must raise ValueError")
 
 
 def _pf_cases() -> list[Case]:

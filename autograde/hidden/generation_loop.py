@@ -62,6 +62,9 @@ def _gen_cases() -> list[Case]:
                           label=f"one letter per token, text stop {stop!r} straddling tokens 3-4 of row {r}"))
     cases.append(Case((lm, [[10, 20, 30]], 9, g), dict(stop_sequences=["nosuch", [1, 1, 1]], tokenizer=tok),
                       label="stops that never occur: runs to max_new_tokens"))
+    # a one-token stop sequence: row 1's third greedy token
+    cases.append(Case((lm, prompts, 8, g), dict(stop_sequences=[[outs[1][2]]]),
+                      label=f"one-token stop sequence [{outs[1][2]}] (row 1's third new token)"))
     return cases
 
 
@@ -77,6 +80,10 @@ def _attention_cases() -> list[Case]:
         scale = 30.0 if i in (4, 9) else 1.0
         args = attention_inputs(100 + i, B, nkv * group, nkv, T, past, hd, dtype=dtype, scale=scale)
         cases.append(Case(args, label=f"B={B} heads={nkv * group}/{nkv} T={T} past={past} hd={hd} {dtype} x{scale:g}"))
+    # every allowed score is -2e10: masking with a large finite number (-1e9) instead of -inf would win
+    q, kn, vn, kc, vc = attention_inputs(120, 1, 4, 2, 3, 2, 4)
+    cases.append(Case((torch.full_like(q, 1e5), torch.full_like(kn, -1e5), vn, torch.full_like(kc, -1e5), vc),
+                      label="scores of -2e10 everywhere: masked entries must be -inf, not a large negative number"))
     return cases
 
 
@@ -100,6 +107,9 @@ def _fit_cases() -> list[Case]:
         noise = torch.exp(torch.randn(k, generator=rng, dtype=torch.float64) * 0.2)
         ts = (1e-4 * torch.tensor(ns, dtype=torch.float64) ** a * noise).tolist()
         cases.append(Case((ns, ts), label=f"{k} points, exponent ~{a:.2f}, 20% noise"))
+    # sizes close together: log(1001) - log(1000) = 1e-3 needs float64 (float32 keeps ~4 digits of it)
+    ns = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0]
+    cases.append(Case((ns, [1e-6 * n ** 2 for n in ns]), label="n = 1000..1004, time = 1e-6 n^2: exponent 2"))
     return cases
 
 
@@ -117,6 +127,8 @@ CHECKS = [
     Check(name="generate_loop_hidden", exercise="generate_loop", cases=_gen_cases, compare=generations,
           hint="Compare with the visible check's cases: padding + mask, per-row finished flags, stops on new tokens."),
     Check(name="attend_with_cache_hidden", exercise="attend_with_cache", cases=_attention_cases,
+          # contract=Contract(meta=True) once exercise 2a's text asks for the inputs' device (issue 16 report)
+          forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
           compare=attention_out(rtol=1e-4, atol=1e-5)),
     Check(name="kv_cache_bytes_hidden", exercise="kv_cache_bytes", cases=_kv_cases, compare=int_exact),
     Check(name="fit_exponent_hidden", exercise="fit_exponent", cases=_fit_cases,

@@ -19,7 +19,7 @@ import torch
 from course_lib.checks.engine import Case, Check, Resource, allclose
 # Importing the visible module registers the resources (real model, toy models) and gives its comparators.
 from course_lib.checks.logits_softmax import (
-    LOGPROB_ATOL, PPL_RTOL, entropy_close, logprob_close, probs_close, raises_case, temperature_close,
+    LOGPROB_ATOL, PPL_RTOL, SOFTMAX_FORBIDDEN, entropy_close, logprob_close, probs_close, raises_case, temperature_close,
 )
 
 ASSIGNMENT = "02_logits_softmax"
@@ -118,9 +118,10 @@ def _perplexity_cases() -> list[Case]:
 
 
 CHECKS = [
-    Check("softmax_hidden", "softmax", lambda: _logit_cases(10), probs_close(),
+    Check("softmax_hidden", "softmax", lambda: _logit_cases(10), probs_close(), forbidden=SOFTMAX_FORBIDDEN,
           hint="subtract each row's max before exp; keep the input's dtype; work along dim=-1 for any shape."),
-    Check("log_softmax_hidden", "log_softmax", lambda: _logit_cases(10), probs_close(rtol32=1e-5, atol32=1e-5),
+    Check("log_softmax_hidden", "log_softmax", lambda: _logit_cases(10), probs_close(rtol32=1e-5, atol32=1e-5, log=True),
+          forbidden=SOFTMAX_FORBIDDEN,
           hint="(x - m) - log(sum(exp(x - m))); never log() a probability; keep the input's dtype."),
     Check("probs_at_temperature_hidden", "probs_at_temperature", _temperature_cases, temperature_close(),
           hint="T=0: one-hot of the max in probability space, ties split evenly; T<0: ValueError; tiny T must "

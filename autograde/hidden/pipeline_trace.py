@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Resource, allclose
+from course_lib.checks.engine import Case, Check, Contract, Resource, allclose
 from course_lib.checks.pipeline_trace import (
-    embedding_compare, embedding_inputs, future_invariance, mask_compare, pieces_compare, same_number, topk_compare,
+    BYTES_DIAGNOSES, embedding_compare, embedding_inputs, future_invariance, mask_compare, pieces_compare, same_number, topk_compare,
 )
 
 ASSIGNMENT = "01_pipeline_trace"
+ATTENTION_FORBIDDEN = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention")
 
 _TEXTS = [
     "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",
@@ -81,6 +82,9 @@ def _attention_cases() -> list[Case]:
         Case((y[:, 0], y[:, 1], y[:, 2]), label="2 sequences equal only at position 0", compare=future_invariance(0)),
         Case((r(3, 1, 5, seed=42), r(3, 1, 5, seed=43), r(3, 1, 5, seed=44)), label="T=1, batch 3"),
         Case((r(1, 64, 64, seed=45), r(1, 64, 64, seed=46), r(1, 64, 64, seed=47)), label="T=64, d=64 (one head's size)"),
+        # every allowed score is -2e10: a mask filled with a large finite number (-1e9) instead of -inf wins
+        Case((torch.full((1, 5, 4), 1e5), torch.full((1, 5, 4), -1e5), r(1, 5, 4, seed=48)),
+             label="scores of -2e10 everywhere: masked entries must be -inf, not a large negative number"),
     ]
 
 
@@ -108,13 +112,14 @@ CHECKS = [
           hint="tokens / words, with words = text.split()."),
     Check("embedding_layer_hidden", "run_embedding_layer", _embedding_cases, embedding_compare,
           hint="token_embedding(token_ids) + position_embedding(arange(T)), any batch size, T up to max_seq_len."),
-    Check("embedding_bytes_hidden", "embedding_bytes", _memory_cases, same_number(),
+    Check("embedding_bytes_hidden", "embedding_bytes", _memory_cases, same_number(diagnoses=BYTES_DIAGNOSES),
           hint="vocab_size * d_model * bytes_per_value (bytes_per_value may be a fraction, e.g. 0.5 for 4 bits)."),
     Check("causal_mask_hidden", "causal_mask", _mask_cases, mask_compare, hint="bool, True on and below the diagonal."),
     Check("causal_attention_hidden", "causal_attention", _attention_cases, allclose(rtol=1e-5, atol=1e-6),
+          contract=Contract(meta=True), forbidden=ATTENTION_FORBIDDEN,
           hint="scale by 1/sqrt(d), mask with -inf before the softmax over keys, keep the input's dtype."),
     Check("top_k_next_tokens_hidden", "top_k_next_tokens", _topk_cases, topk_compare,
           hint="last position's logits, softmax over the whole vocabulary, k largest, most likely first."),
-    Check("positions_without_cache_hidden", "positions_without_cache", _positions_cases, same_number(),
+    Check("positions_without_cache_hidden", "positions_without_cache", _positions_cases, same_number(integer=True),
           hint="sum of prompt_len + j for j = 0 .. n_new - 1."),
 ]

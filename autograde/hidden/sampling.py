@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Generator, exact
+from course_lib.checks.engine import Case, Check, Contract, Generator, exact
 from course_lib.checks.sampling import (
     FALSE_FAIL, boolean, filtered, log_probs, number_close, raises_case, sampler_fit,
 )
@@ -343,7 +343,7 @@ def _sample_next_cases() -> list[Case]:
     cases.append(Case((row.expand(50, 40, 16).clone(), Generator(420)), {"top_k": 5, "temperature": 0.8},
                       label="3-D batch [50, 40, 16] of identical rows, top_k=5, temperature=0.8"))
     ff = FALSE_FAIL / len(cases)
-    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
+    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff, pool_ties=True), c.repeat) for c in cases]
 
 
 # ------------------------------------------------------------------------------------------ exercise 6
@@ -395,28 +395,66 @@ def _loop_cases() -> list[Case]:
     return cases
 
 
+# Cases that make each setting's default and each promised error matter (machine-made mutants that changed a
+# default value or dropped a `raise` survived without them).
+def _penalty_extra() -> list[Case]:
+    x = torch.tensor([[2.0, -1.0, 0.5, 3.0]])
+    return (raises_case("ValueError", x, [0], 0.0, label="penalty 0 must raise ValueError")
+            + raises_case("ValueError", x, [0], -1.5, label="penalty -1.5 must raise ValueError")
+            + [Case((x, [], 1.5), label="an empty history: nothing is penalised")])
+
+
+def _loop_defaults() -> list[Case]:
+    b20, b21 = list(range(100, 120)), list(range(200, 221))
+    return [Case(([1] + b20 * 3,), label="period 20 x 3 with the default max_period=20, min_repeats=3", compare=boolean),
+            Case(([1] + b21 * 3,), label="period 21 x 3: longer than the default max_period=20", compare=boolean),
+            Case(([1] + b20 * 2,), label="period 20 x 2: fewer than the default min_repeats=3", compare=boolean)]
+
+
+def _min_p_errors() -> list[Case]:
+    x = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    # (min_tokens_to_keep=0 or 1.5 are not tested: exercise 4's text does not promise their ValueError yet)
+    return raises_case("ValueError", x, -0.1, label="min_p=-0.1 must raise ValueError")
+
+
+def _pipeline_defaults() -> list[Case]:
+    x = torch.randn(2, 12, generator=_g(77)) * 2
+    return [Case((x,), {}, label="no settings: every step at its neutral default", compare=filtered(rtol=1e-6)),
+            Case((x,), {"top_k": 5}, label="top_k=5 only (temperature left at its default 1)",
+                 compare=filtered(rtol=1e-6)),
+            Case((x,), {"top_p": 0.8}, label="top_p=0.8 only", compare=filtered(rtol=1e-6)),
+            Case((x,), {"previous_ids": [[0, 3], [5, 5]]},
+                 label="previous_ids given, repetition_penalty left at its default 1 (no penalty)",
+                 compare=filtered(rtol=1e-6))]
+
+
 CHECKS = [
     Check("greedy_hidden", "greedy", _greedy_cases, exact(),
           hint="argmax along dim=-1 (first of tied maxima); works for any batch shape and dtype."),
-    Check("sample_hidden", "sample", _sample_cases, sampler_fit(FALSE_FAIL),
+    Check("sample_hidden", "sample", _sample_cases, sampler_fit(FALSE_FAIL), contract=Contract(generator=True),
           hint="one uniform per row from the generator, inverse CDF along the last dim; zero-probability tokens never drawn."),
     Check("top_k_filter_hidden", "top_k_filter", _top_k_cases, filtered(),
           hint="keep logits >= the k-th largest of each row (ties kept); k >= V keeps all; keep the dtype."),
     Check("top_p_filter_hidden", "top_p_filter", _top_p_cases, filtered(),
           hint="keep a token while the mass before it (sorted descending, probabilities in float32) is < p; "
                "map the mask back to vocabulary order; min_tokens_to_keep; p == 1 keeps all."),
-    Check("min_p_filter_hidden", "min_p_filter", _min_p_cases, filtered(),
+    Check("min_p_filter_hidden", "min_p_filter", lambda: _min_p_cases() + _min_p_errors(), filtered(),
           hint="keep probabilities >= min_p * (row max probability); compute in float32; keep the dtype."),
     Check("apply_temperature_hidden", "apply_temperature", _temperature_cases, filtered(rtol=1e-6),
           hint="logits / T; T == 0: row max(es) kept, others -inf; keep the dtype."),
-    Check("penalize_repeats_hidden", "penalize_repeats", _penalty_cases, filtered(rtol=1e-6),
+    Check("penalize_repeats_hidden", "penalize_repeats", lambda: _penalty_cases() + _penalty_extra(),
+          filtered(rtol=1e-6),
           hint="seen tokens (per row, once each): positive / penalty, else * penalty."),
-    Check("process_logits_hidden", "process_logits", _pipeline_cases, filtered(rtol=1e-6),
+    Check("process_logits_hidden", "process_logits", lambda: _pipeline_cases() + _pipeline_defaults(),
+          filtered(rtol=1e-6),
           hint="penalty -> temperature -> top-k -> top-p -> min-p, skipping neutral settings; never modify the input."),
-    Check("sample_next_hidden", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL), reference="sample_next_row_probs",
+    Check("sample_next_hidden", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL, pool_ties=True),
+          reference="sample_next_row_probs", contract=Contract(generator=True),
           hint="greedy at temperature 0, else sample from softmax(process_logits(...)) with the generator."),
-    Check("distinct_n_hidden", "distinct_n", _distinct_cases, number_close(),
+    Check("distinct_n_hidden", "distinct_n",
+          lambda: _distinct_cases() + raises_case("ValueError", [[1, 2, 3]], 0, label="n=0 must raise ValueError"),
+          number_close(),
           hint="n-grams per sequence, pooled: distinct / total; 0.0 when there are none."),
-    Check("ends_in_loop_hidden", "ends_in_loop", _loop_cases, boolean,
+    Check("ends_in_loop_hidden", "ends_in_loop", lambda: _loop_cases() + _loop_defaults(), boolean,
           hint="the last s * min_repeats ids are min_repeats copies of one block, for some s <= max_period."),
 ]

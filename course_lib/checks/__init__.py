@@ -8,7 +8,7 @@ from typing import Any, Mapping, NamedTuple
 from course_lib.checks.engine import (
     HISTORY, MISSING, VISIBLE, Case, Check, CheckFailed, CheckResult, Generator, Outcome, Registry, Resource,
     allclose, check, decode, dumps, encode, evaluate, exact, judge, loads, multinomial_fit, register_resource,
-    run_cases, set_equal,
+    rule_failures, run_cases, set_equal,
 )
 
 __all__ = [
@@ -61,6 +61,7 @@ def run_check(chk: Check, namespace: Mapping[str, Any]) -> tuple[Status, CheckRe
     if _not_attempted(cases, outcomes):
         return Status(chk.name, chk.exercise, NOT_ATTEMPTED, "still raises NotImplementedError"), None
     result = judge(chk, cases, outcomes, [c.expected for c in cases])
+    result.failures += rule_failures(chk, fn)
     if result.passed:
         return Status(chk.name, chk.exercise, PASSED, f"{result.n_cases}/{result.n_cases} cases"), result
     label, why = result.failures[0]

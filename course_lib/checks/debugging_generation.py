@@ -75,10 +75,9 @@ def cycle_pair(expected, got, case: Case) -> str | None:
         got = tuple(got)
     if not isinstance(got, tuple) or len(got) != 2:
         return f"expected a pair (period, repeats), got {type(got).__name__} {got!r}"
-    try:
-        got = tuple(int(v) for v in got)
-    except (TypeError, ValueError):
-        return f"expected two integers (period, repeats), got {got!r}"
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in got):
+        return (f"expected two Python ints (period, repeats), got {tuple(type(v).__name__ for v in got)} {got!r}"
+                "; use // for whole copies, or int(...)")[:300]
     exp = tuple(int(v) for v in expected)
     if got == exp:
         return None

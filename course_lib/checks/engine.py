@@ -62,9 +62,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 __all__ = [
-    "MISSING", "Case", "Check", "CheckFailed", "CheckResult", "Outcome", "Registry", "Resource", "Generator",
+    "MISSING", "Case", "Check", "Contract", "CheckFailed", "CheckResult", "Outcome", "Registry", "Resource", "Generator",
     "allclose", "exact", "set_equal", "multinomial_fit", "encode", "decode", "dumps", "loads",
-    "run_cases", "run_encoded", "encode_cases", "judge", "evaluate", "register_resource", "HISTORY",
+    "run_cases", "run_encoded", "encode_cases", "judge", "evaluate", "register_resource", "rule_failures",
+    "derived_cases", "HISTORY",
 ]
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()
@@ -106,11 +107,35 @@ class Case:
     compare: Comparator | None = None
     repeat: int = 1
     raises: str | None = None
+    fresh: bool = False    # with repeat > 1: fresh copies of the inputs (and fresh generators) for every call
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What an exercise's text promises beyond its values, declared once per check and applied by the engine.
+
+    Facts a contract needs are observed where the student's code runs (``_call``: which returned tensors share
+    memory with an input or an earlier result, whether the global RNG moved) and returned in the ``Outcome``;
+    the verdict is taken by ``judge`` from those facts, so it works the same in a notebook and in the
+    sandbox-plus-trusted-judge split. Derived cases (below) are ordinary cases appended to ``Check.cases()``,
+    so hidden checks store their reference outputs like any other case.
+    """
+
+    new_output: bool = True      # no returned tensor is an input, a view of one, or memory shared between calls
+    twice: bool = True           # derived case: the first plain case, called twice on fresh copies (and with a
+                                 # fresh generator of the same seed): the same result both times
+    generator: bool = False      # cases with a Generator(seed) must draw only from it, never from the global RNG
+    float64: bool = False        # derived case: the first case with float32 tensors, given float64 ones instead
+    meta: bool = False           # derived case: the first case with tensors, on the `meta` device: the results
+                                 # must be on the input's device (no tensor made on the CPU regardless)
 
 
 @dataclass(frozen=True)
 class Check:
-    """A named, data-driven test of one exercise (the student's function ``exercise``)."""
+    """A named, data-driven test of one exercise (the student's function ``exercise``).
+
+    ``cases()`` returns the cases the check's author wrote followed by those its ``contract`` derives.
+    """
 
     name: str
     exercise: str
@@ -119,6 +144,22 @@ class Check:
     hint: str = ""
     reference: str | None = None        # reference function in solutions/ (hidden checks); default exercise
     allow_mutation: bool = False        # True for exercises that are meant to work in place
+    contract: Contract | None = None    # default: Contract(), with new_output off when allow_mutation is set
+    forbidden: tuple[str, ...] = ()     # calls the exercise's text forbids (``course_lib.checks.rules``)
+
+    def __post_init__(self) -> None:
+        contract = self.contract
+        if contract is None:
+            contract = Contract(new_output=not self.allow_mutation, twice=not self.allow_mutation)
+            object.__setattr__(self, "contract", contract)
+        written = getattr(self.cases, "__wrapped_cases__", self.cases)
+
+        def cases() -> list[Case]:
+            base = list(written())
+            return base + derived_cases(base, contract, self.compare)
+
+        cases.__wrapped_cases__ = written
+        object.__setattr__(self, "cases", cases)
 
     @property
     def reference_name(self) -> str:
@@ -139,11 +180,13 @@ class Outcome:
     mutated: list[str] = field(default_factory=list)
     seconds: float = 0.0
     raised: list[str] = field(default_factory=list)     # class names of the raised exception's MRO
+    aliased: list[str] = field(default_factory=list)    # inputs (or "an earlier call") a result shares memory with
+    global_rng: bool = False                            # the call moved torch's global random state
 
     def to_json(self) -> dict:
         """Encode for crossing a process boundary (never pickle)."""
         d = {"label": self.label, "error": self.error, "mutated": self.mutated, "seconds": self.seconds,
-             "raised": self.raised}
+             "raised": self.raised, "aliased": self.aliased, "global_rng": self.global_rng}
         if self.error is None:
             try:
                 d["value"] = encode(self.value)
@@ -159,11 +202,16 @@ class Outcome:
         err = d.get("error")
         mutated = d.get("mutated") or []
         raised = d.get("raised") or []
+        aliased = d.get("aliased") or []
+        global_rng = d.get("global_rng", False)
         if (not (err is None or isinstance(err, str)) or not all(isinstance(m, str) for m in mutated)
-                or not isinstance(raised, list) or not all(isinstance(r, str) for r in raised)):
+                or not isinstance(raised, list) or not all(isinstance(r, str) for r in raised)
+                or not isinstance(aliased, list) or not all(isinstance(a, str) for a in aliased)
+                or type(global_rng) is not bool):
             raise ValueError("malformed outcome")
         value = decode(d["value"]) if err is None and "value" in d else None
-        return cls(d["label"], value, err, list(mutated), float(d.get("seconds", 0.0)), list(raised))
+        return cls(d["label"], value, err, list(mutated), float(d.get("seconds", 0.0)), list(raised),
+                   list(aliased), global_rng)
 
 
 @dataclass
@@ -251,6 +299,8 @@ def encode(x: Any) -> Any:
     if torch is not None and isinstance(x, torch.Tensor):
         if x.is_complex() or x.layout != torch.strided:
             raise TypeError(f"unsupported tensor (dtype {x.dtype}, layout {x.layout})")
+        if x.device.type == "meta":  # no data: shape and dtype are all a meta tensor has
+            return {"$meta": {"dtype": str(x.dtype).removeprefix("torch."), "shape": list(x.shape)}}
         flat = x.detach().to("cpu").reshape(-1)
         if flat.dtype in (torch.bfloat16, torch.float16):
             flat = flat.float()
@@ -302,6 +352,12 @@ def _decode_tagged(tag: str, v: Any) -> Any:
         return Resource(str(v))
     if tag == "$generator":
         return Generator(int(v))
+    if tag == "$meta":
+        import torch
+        dtype = getattr(torch, str(v["dtype"]))
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError("unknown dtype")
+        return torch.empty(tuple(int(s) for s in v["shape"]), dtype=dtype, device="meta")
     if tag in ("$tensor", "$ndarray"):
         shape, data, dtype = tuple(int(s) for s in v["shape"]), _flat_in(v["data"]), str(v["dtype"])
         if math.prod(shape) != len(data):
@@ -371,6 +427,15 @@ def _as_f64(x: Any):
 
 def _fmt(v: float) -> str:
     return f"{v:.6g}"
+
+
+def _fmt2(e: float, g: float) -> tuple[str, str]:
+    """Expected and got, with as many digits as it takes for two different numbers to print differently."""
+    for digits in (6, 9, 12, 17):
+        a, b = f"{e:.{digits}g}", f"{g:.{digits}g}"
+        if a != b or e == g:
+            return a, b
+    return repr(float(e)), repr(float(g))
 
 
 def _idx(i: tuple) -> str:
@@ -447,10 +512,11 @@ class allclose:
         with np.errstate(invalid="ignore"):  # inf - inf where both are inf of the same sign
             err = np.where(close, 0.0, np.abs(g - e))
         i = tuple(np.unravel_index(int(np.argmax(err)), err.shape))
+        fe, fg = _fmt2(float(e[i]), float(g[i]))
         if scalar:
-            return f"expected {_fmt(e[i])}, got {_fmt(g[i])}{at} (tolerance rtol={self.rtol}, atol={self.atol})"
+            return f"expected {fe}, got {fg}{at} (tolerance rtol={self.rtol}, atol={self.atol})"
         return (f"{int((~close).sum())} of {g.size} values differ{at}; worst at index {_idx(i)}: "
-                f"expected {_fmt(e[i])}, got {_fmt(g[i])} (tolerance rtol={self.rtol}, atol={self.atol})")
+                f"expected {fe}, got {fg} (tolerance rtol={self.rtol}, atol={self.atol})")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -459,6 +525,8 @@ def _same(a: Any, b: Any) -> bool:
         return False
     if ka == "tensor":
         torch = _torch()
+        if a.device.type == "meta" or b.device.type == "meta":
+            return a.device == b.device and a.dtype == b.dtype and a.shape == b.shape
         return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a.cpu(), b.cpu())
                                                                   or torch.isnan(a).any() and
                                                                   torch.equal(a.nan_to_num(0), b.nan_to_num(0))
@@ -579,6 +647,86 @@ class multinomial_fit:
         return None
 
 
+# ------------------------------------------------------------------------------------ contract-derived cases
+def _map_tensors(x: Any, f: Callable, depth: int = 0) -> Any:
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        return f(x)
+    if depth < 4 and type(x) in (list, tuple):
+        return type(x)(_map_tensors(v, f, depth + 1) for v in x)
+    if depth < 4 and type(x) is dict:
+        return {k: _map_tensors(v, f, depth + 1) for k, v in x.items()}
+    return x
+
+
+def _twice(cmp: Comparator, base: Case) -> Comparator:
+    """Comparator of a case called twice on fresh copies: same result both times, then the base comparison."""
+
+    def compare(expected: Any, got: Any, case: Case) -> str | None:
+        if not isinstance(got, list) or len(got) != 2:
+            return "internal error: a twice-called case must give two results"
+        if not _same(got[0], got[1]):
+            seed = " and a new generator with the same seed" if _has_generator(base.args) or _has_generator(
+                base.kwargs) else ""
+            return (f"called twice with the same inputs{seed}, your function returned different results: "
+                    f"first {_short(got[0])}, then {_short(got[1])}")
+        return cmp(expected[0], got[0], base)
+
+    return compare
+
+
+def _on_meta(expected: Any, got: Any, case: Case | None = None, where: str = "") -> str | None:
+    """Results of a call on ``meta`` tensors: meta tensors of the expected shape and dtype; other values equal."""
+    torch = _torch()
+    if torch is not None and isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return f"expected a torch.Tensor{where}, got {_describe(got)}"
+        if got.device.type != "meta":
+            return (f"given inputs on the `meta` device, your function returned a tensor on {got.device}{where}: "
+                    "make new tensors on the input's device (device=x.device, torch.zeros_like(x), x.new_full(...))")
+        if tuple(got.shape) != tuple(expected.shape) or got.dtype != expected.dtype:
+            return (f"expected shape {tuple(expected.shape)} and dtype {expected.dtype}{where}, got shape "
+                    f"{tuple(got.shape)} and dtype {got.dtype}")
+        return None
+    if type(expected) in (list, tuple) and type(got) is type(expected) and len(got) == len(expected):
+        for i, (e, g) in enumerate(zip(expected, got)):
+            if (m := _on_meta(e, g, case, f"{where}[{i}]")) is not None:
+                return m
+        return None
+    return None if _same(expected, got) else f"expected {_short(expected)}{where}, got {_short(got)}"
+
+
+def derived_cases(base: list[Case], contract: Contract, compare: Comparator) -> list[Case]:
+    """The cases a contract adds to the written ones (see ``Contract``); empty when nothing applies."""
+    torch = _torch()
+    out: list[Case] = []
+    plain = [c for c in base if c.raises is None and c.repeat == 1 and not c.fresh]
+    if contract.twice and plain:
+        c = plain[0]
+        out.append(Case(args=c.args, kwargs=c.kwargs, label=f"{c.label} [called twice]", repeat=2, fresh=True,
+                        expected=MISSING if c.expected is MISSING else [c.expected, c.expected],
+                        compare=_twice(c.compare or compare, c)))
+    if torch is None:
+        return out
+    if contract.float64:
+        def f64(t):
+            return t.double() if t.dtype == torch.float32 else t
+        c = next((c for c in plain if any(t.dtype == torch.float32 for t in _tensors([c.args, c.kwargs]))), None)
+        if c is not None:
+            out.append(Case(args=_map_tensors(c.args, f64), kwargs=_map_tensors(c.kwargs, f64),
+                            label=f"{c.label} [float64 inputs]", compare=c.compare,
+                            expected=c.expected if c.expected is MISSING else _map_tensors(c.expected, f64)))
+    if contract.meta:
+        def meta(t):
+            return t.to("meta")
+        c = next((c for c in plain if _tensors([c.args, c.kwargs])), None)
+        if c is not None:
+            out.append(Case(args=_map_tensors(c.args, meta), kwargs=_map_tensors(c.kwargs, meta),
+                            label=f"{c.label} [inputs on the meta device]", compare=_on_meta,
+                            expected=c.expected if c.expected is MISSING else _map_tensors(c.expected, meta)))
+    return out
+
+
 # ----------------------------------------------------------------------------------- running student code
 _RESOURCE_LOADERS: dict[str, Callable[[], Any]] = {}
 _RESOURCE_CACHE: dict[str, Any] = {}
@@ -617,6 +765,16 @@ def _is_placeholder(x: Any) -> bool:
     return type(x) in (Resource, Generator)
 
 
+def _has_generator(x: Any, depth: int = 0) -> bool:
+    if type(x) is Generator:
+        return True
+    if depth < 4 and type(x) in (list, tuple):
+        return any(_has_generator(v, depth + 1) for v in x)
+    if depth < 4 and type(x) is dict:
+        return any(_has_generator(v, depth + 1) for v in x.values())
+    return False
+
+
 def _student_frame(tb) -> str:
     """The innermost traceback line in the student's code (not this engine, not an installed library)."""
     frames = traceback.extract_tb(tb)
@@ -634,17 +792,68 @@ def _student_frame(tb) -> str:
     return f"{where}: {code}" if code else where
 
 
+def _tensors(x: Any, depth: int = 0) -> list:
+    """The tensors inside a value (lists, tuples, dict values), for the aliasing contract."""
+    torch = _torch()
+    if torch is None or depth > 4:
+        return []
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _tensors(v, depth + 1)]
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in _tensors(v, depth + 1)]
+    return []
+
+
+def _storage(t) -> tuple[int, int] | None:
+    """(start, end) address of the memory a tensor lives in; None when it has none (meta, empty)."""
+    try:
+        st = t.untyped_storage()
+        ptr, n = st.data_ptr(), st.nbytes()
+    except Exception:  # a tensor subclass without storage has nothing to alias
+        return None
+    return (ptr, ptr + n) if ptr and n else None
+
+
+def _aliasing(values: list, args: Sequence, kwargs: dict, pristine_args: Sequence, pristine_kwargs: dict) -> list[str]:
+    """Which inputs (or earlier results of the same case) a returned tensor shares memory with."""
+    inputs = [(f"argument {i + 1}", a) for i, (a, p) in enumerate(zip(args, pristine_args)) if not _is_placeholder(p)]
+    inputs += [(f"argument {k}=", kwargs[k]) for k, p in pristine_kwargs.items() if not _is_placeholder(p)]
+    spans = [(name, sp) for name, a in inputs for t in _tensors(a) if (sp := _storage(t)) is not None]
+    out: list[str] = []
+    earlier: list[tuple[int, int]] = []
+    for v in values:
+        mine = [sp for t in _tensors(v) if (sp := _storage(t)) is not None]
+        for name, (a0, a1) in spans:
+            if name not in out and any(b0 < a1 and a0 < b1 for b0, b1 in mine):
+                out.append(name)
+        if any(b0 < a1 and a0 < b1 for b0, b1 in mine for a0, a1 in earlier) and "an earlier call" not in out:
+            out.append("an earlier call")
+        earlier += mine
+    return out
+
+
 def _call(fn: Callable, case: Case, allow_mutation: bool) -> Outcome:
     fresh: dict = {}
     pristine_args, pristine_kwargs = case.args, case.kwargs
     values = []
     t0 = time.perf_counter()
     mutated: list[str] = []
+    torch = _torch()
+    has_generator = _has_generator(pristine_args) or _has_generator(pristine_kwargs)
+    rng_before = torch.random.get_rng_state() if torch is not None and has_generator else None
     try:
         args = _resolve(copy.deepcopy(pristine_args), fresh)
         kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
-        for _ in range(case.repeat):
+        for k in range(case.repeat):
+            if case.fresh and k > 0:
+                fresh = {}
+                args = _resolve(copy.deepcopy(pristine_args), fresh)
+                kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
             values.append(fn(*args, **kwargs))
+        aliased = _aliasing(values, args, kwargs, pristine_args, pristine_kwargs)
+        global_rng = rng_before is not None and not torch.equal(rng_before, torch.random.get_rng_state())
         if not allow_mutation:
             for i, (a, p) in enumerate(zip(args, pristine_args)):
                 if not _is_placeholder(p) and not _same(a, p):
@@ -657,7 +866,8 @@ def _call(fn: Callable, case: Case, allow_mutation: bool) -> Outcome:
         return Outcome(case.label, error=msg, seconds=time.perf_counter() - t0,
                        raised=[c.__name__ for c in type(e).__mro__])
     value = values[0] if case.repeat == 1 else values
-    return Outcome(case.label, value=value, mutated=mutated, seconds=time.perf_counter() - t0)
+    return Outcome(case.label, value=value, mutated=mutated, seconds=time.perf_counter() - t0, aliased=aliased,
+                   global_rng=global_rng)
 
 
 def run_cases(check: Check, fn: Callable, cases: Sequence[Case] | None = None) -> list[Outcome]:
@@ -672,21 +882,57 @@ def encode_cases(cases: Sequence[Case], allow_mutation: bool = False) -> str:
     """The JSON payload a fresh process needs to run student code on these cases (no expected values)."""
     return json.dumps({"allow_mutation": allow_mutation,
                        "cases": [{"label": c.label, "args": encode(tuple(c.args)), "kwargs": encode(dict(c.kwargs)),
-                                  "repeat": c.repeat} for c in cases]}, allow_nan=False)
+                                  "repeat": c.repeat, "fresh": c.fresh} for c in cases]}, allow_nan=False)
 
 
 def run_encoded(fn: Callable, payload: str) -> str:
     """Run ``fn`` on the cases of an ``encode_cases`` payload; return the outcomes as JSON text."""
     p = json.loads(payload)
-    cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]))
-             for c in p["cases"]]
+    cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]),
+                  fresh=bool(c.get("fresh", False))) for c in p["cases"]]
     outs = [_call(fn, c, bool(p["allow_mutation"])) if callable(fn) else Outcome(c.label, error="not a function")
             for c in cases]
     return json.dumps([o.to_json() for o in outs], allow_nan=False)
 
 
+def _input_size(case: Case) -> int:
+    """How big a case's inputs are (elements of tensors and lists, plus one per scalar), to show the smallest first."""
+    torch = _torch()
+
+    def size(x: Any, depth: int = 0) -> int:
+        if torch is not None and isinstance(x, torch.Tensor):
+            return max(1, x.numel())
+        if depth < 4 and isinstance(x, (list, tuple)):
+            return 1 + sum(size(v, depth + 1) for v in x)
+        if depth < 4 and isinstance(x, dict):
+            return 1 + sum(size(v, depth + 1) for v in x.values())
+        return 1
+    return size(list(case.args)) + size(dict(case.kwargs))
+
+
+def _show_input(case: Case, limit: int = 200) -> str:
+    """The case's call as text when it is short enough to read (small tensors written out), else ""."""
+    torch = _torch()
+
+    def show(x: Any) -> str:
+        if torch is not None and isinstance(x, torch.Tensor):
+            if x.device.type == "meta" or x.numel() > 16:
+                return f"<tensor of shape {tuple(x.shape)}, {str(x.dtype).removeprefix('torch.')}>"
+            return f"tensor({x.tolist()}, dtype={str(x.dtype).removeprefix('torch.')})"
+        if type(x) is Resource:
+            return f"<{x.name}>"
+        if type(x) is Generator:
+            return f"Generator(seed={x.seed})"
+        return repr(x)
+    text = ", ".join([show(a) for a in case.args] + [f"{k}={show(v)}" for k, v in case.kwargs.items()])
+    return f"\ninput: ({text})" if len(text) <= limit else ""
+
+
 def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expected: Sequence[Any]) -> CheckResult:
-    """Compare outcomes against expected values (one per case) with the check's comparators."""
+    """Compare outcomes against expected values (one per case) with the check's comparators.
+
+    Failures are listed smallest input first (the first one shown is the easiest to reproduce by hand), each
+    with the call written out when it is short."""
     failures: list[tuple[str, str]] = []
     if len(outcomes) != len(cases) or len(expected) != len(cases):
         return CheckResult(check.name, len(cases), [("*", "internal error: outcome/case count mismatch")], check.hint)
@@ -714,9 +960,35 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
         if msg is None and out.mutated:
             msg = (f"your function modified its input ({', '.join(out.mutated)}) in place; "
                    "work on a copy (x = x.clone()) or use out-of-place operations")
+        contract = check.contract or Contract()
+        if msg is None and contract.new_output and out.aliased:
+            msg = (f"your function returned a tensor that shares memory with {', '.join(out.aliased)} (the same "
+                   "tensor, a view or slice of it, or a buffer kept between calls); return a new tensor "
+                   "(e.g. .clone())")
+        if msg is None and contract.generator and out.global_rng and (_has_generator(case.args)
+                                                                      or _has_generator(case.kwargs)):
+            msg = ("your function drew random numbers from torch's global generator; draw them from the "
+                   "`generator` argument (torch.multinomial(..., generator=generator), torch.rand(..., "
+                   "generator=generator)) so that the same seed gives the same samples")
         if msg is not None:
             failures.append((case.label, msg))
+    by_label = {c.label: c for c in cases}
+    failures = [(label, msg if label not in by_label or msg.startswith("internal error")
+                 else msg + _show_input(by_label[label])) for label, msg in failures]
+    failures.sort(key=lambda f: _input_size(by_label[f[0]]) if f[0] in by_label else 0)
     return CheckResult(check.name, len(cases), failures, check.hint)
+
+
+def rule_failures(check: Check, fn: Callable | None = None, source: str | None = None) -> list[tuple[str, str]]:
+    """Failures for forbidden calls in the answer: read from ``source`` (the grader: the answer cell's text)
+    or, without it, from ``fn``'s own source with names resolved in its globals (a notebook)."""
+    if not check.forbidden:
+        return []
+    from course_lib.checks.rules import function_violations, violations
+
+    found = violations(source, check.forbidden) if source is not None else (
+        function_violations(fn, check.forbidden) if fn is not None else [])
+    return [("rules", v.message()) for v in found]
 
 
 HISTORY: list[CheckResult] = []
@@ -736,6 +1008,7 @@ def evaluate(check: Check, fn: Callable, expected: Sequence[Any] | None = None, 
             raise ValueError(f"check {check.name!r}: cases {missing} have no expected value")
         expected = [c.expected for c in cases]
     result = judge(check, cases, run_cases(check, fn, cases), expected)
+    result.failures += rule_failures(check, fn)
     HISTORY.append(result)
     if not result.passed and raise_on_fail:
         raise CheckFailed(result.message) from None

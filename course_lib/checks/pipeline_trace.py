@@ -173,22 +173,29 @@ def _embedding_cases() -> list[Case]:
 
 
 # ---------------------------------------------------------------------------- exercise 4: memory formula
-def same_number(rtol: float = 1e-12):
-    """An int or float equal to the expected number (a float must hold an integral count exactly)."""
+BYTES_DIAGNOSES = ((1 / 2, "bytes_per_value? a value takes bytes_per_value bytes"),
+                   (1e-9, "do not convert to GB: return bytes"), (2**-30, "do not convert to GiB: return bytes"),
+                   (8, "bytes, not bits"), (2, "one table: the count is vocab_size * d_model values"))
+
+
+def same_number(rtol: float = 1e-12, integer: bool = False, diagnoses: tuple = ()):
+    """An int or float equal to the expected number (a float must hold an integral count exactly); with
+    ``integer``, a Python int (a count). ``diagnoses`` are (factor, why) pairs, named only when the student's
+    value is exactly that factor times the expected one (and differs from it)."""
 
     def compare(expected: Any, got: Any, case: Case) -> str | None:
-        if isinstance(got, torch.Tensor) and got.ndim == 0:
+        if isinstance(got, torch.Tensor) and got.ndim == 0 and not integer:
             got = got.item()
         if type(got) is bool or not isinstance(got, (int, float)):
-            return f"expected a number, got {type(got).__name__} {got!r}"[:200]
+            return f"expected {'an int' if integer else 'a number'}, got {type(got).__name__} {got!r}"[:200]
+        if integer and not isinstance(got, int):
+            return f"expected an int (a count of positions), got {type(got).__name__} {got!r}: use // or int()"
         if abs(got - expected) <= rtol * abs(expected):
             return None
         msg = f"expected {expected:,}, got {got:,}"
         if expected and got:
             r = got / expected
-            for factor, why in [(1 / 2, "bytes_per_value? a value takes bytes_per_value bytes"),
-                                (1e-9, "do not convert to GB: return bytes"), (2**-30, "do not convert to GiB: return bytes"),
-                                (8, "bytes, not bits"), (2, "one table: the count is vocab_size * d_model values")]:
+            for factor, why in diagnoses:
                 if math.isclose(r, factor, rel_tol=1e-9):
                     msg += f" (yours is {r:g} x the answer: {why})"
         return msg
@@ -317,10 +324,6 @@ def _as_pairs(got: Any) -> tuple[list[tuple[int, float]] | None, str | None]:
         if not isinstance(item, (list, tuple)) or len(item) != 2:
             return None, f"item {i} should be a (token_id, probability) pair, got {item!r}"[:200]
         t, p = item
-        if isinstance(t, torch.Tensor) and t.numel() == 1:
-            t = t.item()
-        if isinstance(p, torch.Tensor) and p.numel() == 1:
-            p = p.item()
         if type(t) is bool or not isinstance(t, int):
             return None, f"item {i}: the token id should be an int, got {type(t).__name__} (use int(...) or .item())"
         if type(p) is bool or not isinstance(p, (int, float)):
@@ -367,8 +370,8 @@ def _topk_cases() -> list[Case]:
         Case((lm, toy, "0 5 6 1", 4), label="toy model, prompt '0 5 6 1': only the last token counts",
              expected=toy_pow2_probs(1)[:4]),
         Case((lm, toy, "2 7", 8), label="toy model, k = V = 8: the whole distribution", expected=toy_pow2_probs(7)),
-        Case((model, tok, "The capital of France is", 10),
-             label="SmolLM2, 'The capital of France is', k=10 (HF transformers: ' Paris' 0.7725)",
+        Case((model, tok, "The capital of France is"),
+             label="SmolLM2, 'The capital of France is', k left at its default 10 (HF transformers: ' Paris' 0.7725)",
              expected=HF_TOP10["The capital of France is"]),
         Case((model, tok, "1, 2, 3, 4,", 5), label="SmolLM2, '1, 2, 3, 4,', k=5 (HF transformers: ' ' 0.9260: "
              "digits are single tokens, so the space comes first)", expected=HF_TOP10["1, 2, 3, 4,"]),
@@ -377,7 +380,7 @@ def _topk_cases() -> list[Case]:
 
 # ------------------------------------------------------------------------ exercise 8: recompute cost
 def _positions_cases() -> list[Case]:
-    cmp = same_number()
+    cmp = same_number(integer=True)
     return [
         Case((5, 1), label="one new token: one pass over the 5-token prompt", expected=5, compare=cmp),
         Case((5, 3), label="prompt 5, 3 new tokens: 5 + 6 + 7", expected=18, compare=cmp),
@@ -398,16 +401,17 @@ CHECKS = [
           hint="self.token_embedding = nn.Embedding(vocab_size, d_model), self.position_embedding = "
                "nn.Embedding(max_seq_len, d_model); forward returns token_embedding(token_ids) + "
                "position_embedding(torch.arange(T)) for token_ids of shape (B, T)."),
-    Check("embedding_bytes", "embedding_bytes", _memory_cases, same_number(),
+    Check("embedding_bytes", "embedding_bytes", _memory_cases, same_number(diagnoses=BYTES_DIAGNOSES),
           hint="vocab_size * d_model values, each bytes_per_value bytes; return bytes (not GB)."),
     Check("causal_mask", "causal_mask", _mask_cases, mask_compare,
           hint="a lower-triangular bool matrix: True on and below the diagonal (look at torch.tril)."),
     Check("causal_attention", "causal_attention", _attention_cases, allclose(rtol=1e-5, atol=1e-6),
+          forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
           hint="scores = q @ k.transpose(-2, -1) / sqrt(d); masked_fill(~causal_mask(T), -inf); softmax over the "
                "last dim (keys); @ v."),
     Check("top_k_next_tokens", "top_k_next_tokens", _topk_cases, topk_compare,
           hint="ids -> tensor [1, T] on the model's device; logits = model(idx)[0, -1]; softmax over the whole "
                "vocabulary; torch.topk; return [(int(id), float(p)), ...], most likely first."),
-    Check("positions_without_cache", "positions_without_cache", _positions_cases, same_number(),
+    Check("positions_without_cache", "positions_without_cache", _positions_cases, same_number(integer=True),
           hint="new token j (0-based) needs a pass over prompt_len + j positions: sum them for j < n_new."),
 ]

@@ -1,0 +1,147 @@
+"""Contracts applied by the engine (issue 16, item 1), forbidden calls (item 5), messages (item 6), the mutator.
+
+Every verdict is taken the way the grader takes it: student code runs through ``run_encoded`` (JSON out),
+``Outcome.from_json`` reads the facts back, ``judge`` decides outside. Cost: < 1 s, no model.
+"""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from autograde.mutants import mutate
+from course_lib.checks.engine import (
+    Case,
+    Check,
+    Contract,
+    Generator,
+    Outcome,
+    allclose,
+    encode_cases,
+    judge,
+    run_encoded,
+)
+from course_lib.checks.rules import violations
+
+
+def _verdict(check: Check, fn) -> list[tuple[str, str]]:
+    cases = check.cases()
+    outs = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases, check.allow_mutation)))]
+    return judge(check, cases, outs, [c.expected for c in cases]).failures
+
+
+def _double_check(**contract) -> Check:
+    x = torch.tensor([1.0, -2.0, 3.0])
+    return Check("double", "double", lambda: [Case((x,), label="x", expected=2 * x)], allclose(),
+                 contract=Contract(**contract))
+
+
+def test_returning_the_input_or_a_view_of_it_fails_and_a_new_tensor_passes():
+    chk = _double_check()
+    assert _verdict(chk, lambda x: x.mul_(2)) != []                   # in place: mutated and aliased
+    view = _verdict(Check("same", "same", lambda: [Case((torch.ones(3),), label="x", expected=torch.ones(3))],
+                          allclose()), lambda x: x[:])
+    assert view and "shares memory with argument 1" in view[0][1]
+    assert _verdict(chk, lambda x: 2 * x) == []
+
+
+def test_a_buffer_kept_between_calls_is_caught_by_the_twice_case():
+    buf = torch.zeros(3)
+
+    def cached(x):
+        buf.copy_(2 * x)
+        return buf
+
+    failures = _verdict(_double_check(), cached)
+    assert [label for label, _ in failures] == ["x [called twice]"]
+    assert "an earlier call" in failures[0][1]
+
+
+def test_a_sampler_on_the_global_rng_fails_and_one_on_its_generator_passes():
+    p = torch.tensor([0.25, 0.75])
+    chk = Check("draw", "draw", lambda: [Case((p, Generator(3)), label="p", expected=None)],
+                lambda e, g, c: None, contract=Contract(generator=True))
+    glob = _verdict(chk, lambda p, g: torch.multinomial(p, 1))
+    assert glob and "global generator" in glob[0][1]
+    assert _verdict(chk, lambda p, g: torch.multinomial(p, 1, generator=g)) == []
+
+
+def test_the_same_seed_must_give_the_same_draws():
+    p = torch.tensor([0.5, 0.5])
+    chk = Check("draw", "draw", lambda: [Case((p, Generator(3)), label="p", expected=None)],
+                lambda e, g, c: None, contract=Contract(generator=True))
+    state = {"n": 0}
+
+    def reseeds_itself(p, g):  # ignores the caller's seed: a fresh stream per call
+        state["n"] += 1
+        return torch.multinomial(p, 16, replacement=True, generator=torch.Generator().manual_seed(state["n"]))
+
+    failures = _verdict(chk, reseeds_itself)
+    assert failures and "returned different results" in failures[0][1]
+
+
+def test_tensors_made_on_the_cpu_whatever_the_input_fail_the_meta_case():
+    x = torch.tensor([[1.0, 2.0]])
+    chk = Check("shift", "shift", lambda: [Case((x,), label="x", expected=x + 1)], allclose(),
+                contract=Contract(meta=True))
+    bad = _verdict(chk, lambda x: x + torch.ones(x.shape).to(x.device) if x.device.type != "meta" else torch.ones(x.shape))
+    assert bad and "meta" in bad[0][1] and bad[0][0].endswith("[inputs on the meta device]")
+    assert _verdict(chk, lambda x: x + torch.ones_like(x)) == []
+
+
+def test_forbidden_calls_are_found_through_aliases():
+    rules = ("torch.softmax", "torch.nn.functional.softmax", "Tensor.softmax")
+    found = lambda src: sorted({v.rule for v in violations(src, rules)})
+    assert found("import torch as t\ndef f(x):\n    return t.softmax(x, -1)") == ["torch.softmax"]
+    assert found("from torch.nn import functional as F\ndef f(x):\n    return F.softmax(x, -1)") == [
+        "torch.nn.functional.softmax"]
+    assert found("import torch.nn.functional as F\ndef f(x):\n    return F.softmax(x, -1)") == [
+        "torch.nn.functional.softmax"]
+    assert found("from torch import softmax as sm\ndef f(x):\n    return sm(x, -1)") == ["torch.softmax"]
+    assert found("import torch\ndef f(x):\n    s = torch.softmax\n    return s(x, -1)") == ["torch.softmax"]
+    assert found("import torch\ndef f(x):\n    return getattr(torch, 'softmax')(x, -1)") == ["torch.softmax"]
+    assert found("def f(x):\n    return x.softmax(-1)") == ["Tensor.softmax"]
+    assert found("import torch\ndef f(x):\n    e = torch.exp(x - x.amax(-1, keepdim=True))\n    return e / e.sum(-1)") == []
+    v = violations("import torch\n\ndef f(x):\n    return torch.softmax(x, -1)\n", rules)[0]
+    assert (v.line, v.code) == (4, "return torch.softmax(x, -1)")
+
+
+def test_numbers_print_with_enough_digits_to_differ():
+    msg = allclose(rtol=1e-9, atol=0)(1.7118140e-06, 1.7118145e-06)    # equal to 6 digits
+    assert msg is not None and "expected 1.7118140e-06" not in msg
+    assert "1.711814e-06" in msg and "1.7118145e-06" in msg
+
+
+def test_a_diagnosis_is_named_only_when_exactly_one_mistake_reproduces_the_value():
+    from course_lib.checks.generation_loop import int_exact
+    gqa = Case((80, 64, 8, 128, 8192, 2), label="70B")           # 8 query heads per KV head: 8x is ambiguous
+    exp = 2 * 80 * 8 * 128 * 8192 * 2
+    assert int_exact(exp, exp * 8, gqa) == f"expected {exp:,} bytes, got {exp * 8:,}"
+    mha = Case((12, 12, 12, 64, 1024, 4), label="GPT-2")
+    exp = 2 * 12 * 12 * 64 * 1024 * 4
+    assert "bits" in int_exact(exp, exp * 8, mha)
+    assert "(" not in int_exact(exp, exp + 1, mha)                 # no ratio, no guess
+
+
+def test_mutants_are_single_changes_with_stable_keys():
+    src = 'def f(a, b):\n    """doc"""\n    if a < b:\n        return a + b\n    return -a\n'
+    ms = mutate(src, "f")
+    keys = [m.key for m in ms]
+    assert len(keys) == len(set(keys)) == len({m.source for m in ms})
+    assert "f L3: Lt -> LtE: `a < b` -> `a <= b`" in keys
+    assert "f L4: Add -> Sub: `a + b` -> `a - b`" in keys
+    assert any(k.startswith("f L3: negate if condition") for k in keys)
+    assert not any("doc" in k for k in keys)                       # docstrings are not mutated
+    assert [m.key for m in mutate(src, "f")] == keys
+
+
+def test_failures_show_the_smallest_input_first_with_the_call_written_out():
+    from course_lib.checks.engine import evaluate
+    cases = lambda: [Case((torch.arange(40.0),), label="big", expected=torch.arange(40.0)),
+                     Case((torch.tensor([1.0, 2.0]),), label="small", expected=torch.tensor([1.0, 2.0]))]
+    r = evaluate(Check("ident", "ident", cases, allclose(), contract=Contract(twice=False)), lambda x: x * 1.5,
+                 raise_on_fail=False, quiet=True)
+    assert [label for label, _ in r.failures] == ["small", "big"]
+    assert r.failures[0][1].endswith("input: (tensor([1.0, 2.0], dtype=float32))")
+    assert r.failures[1][1].endswith("input: (<tensor of shape (40,), float32>)")
