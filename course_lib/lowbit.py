@@ -10,16 +10,21 @@ them in registers, next to the multiply.
 `load_model(weights=...)` picks a path; the Transformer stays the same readable model, only its linear layers
 (and the LM head) are swapped for the small modules below:
 
-| weights | linear layers                                        | LM head (tied embedding)                     |
-|---------|------------------------------------------------------|----------------------------------------------|
-| "fp32"  | nn.Linear, dequantized float32 (default, inspectable) | embedding.T in float32                       |
-| "q4"    | `Q4Linear`: the file's Q4_1 blocks as they are       | `Q4Linear.from_q8_0`: Q8_0 as two 4-bit halves |
-| "q8"    | `Q8Linear`: requantized to int8, one scale per row   | `Q8Linear` the same way                      |
+| weights | linear layers                                         | LM head (tied embedding)                       |
+|---------|-------------------------------------------------------|------------------------------------------------|
+| "fp32"  | nn.Linear, dequantized float32 (default, inspectable) | embedding.T in float32                         |
+| "fp16"  | `F16Linear`: weights rounded to float16               | `F16Linear` the same way                       |
+| "q8"    | `Q8Linear`: requantized to int8, one scale per row    | `Q8Linear` the same way                        |
+| "q4"    | `Q4Linear.from_q4_1`: the file's Q4_1 blocks as such  | `Q4Linear.from_q8_0`: Q8_0 as two 4-bit halves |
 
-Measured (torch 2.13.0+cpu, this CPU, one thread): the int4 / int8 kernels run fast only with bfloat16
+Measured (torch 2.13.0+cpu, this CPU, one thread): torch's int4 / int8 kernels are fast only with bfloat16
 activations and scales (1536x576 int4: 0.057 ms in bf16, 1.7 ms in float32, where a float32 nn.Linear takes
-0.10 ms), so these modules round their input and scales to bfloat16 and return float32. That costs accuracy:
-relative 2^-8 on each input and scale (tests/test_lowbit.py derives the bound and checks it).
+0.10 ms), so `Q4Linear` and `Q8Linear` round their input, scales and output to bfloat16 (relative 2^-8 each)
+and return float32. With float32 `compute_dtype` (tests only) `Q4Linear` reproduces the file's weights bit for
+bit; in bfloat16 the logits move by ~1 and greedy text drifts from fp32's after a few dozen tokens.
+`F16Linear` (fbgemm's float16-weight kernel) keeps float32 activations and accumulation: weights move by at
+most 2^-11 relative, logits by ~0.03, and greedy tokens stay those of fp32 (tests/test_lowbit.py).
+So: "fp16" for text identical to fp32, "q4" for the fewest bytes per token.
 
 The embedding lookup (one row per token) stays float32: it reads 2 kB per token, not 113 MB.
 """
@@ -32,7 +37,7 @@ from torch import nn
 
 from .weights import Checkpoint, QuantizedBlocks
 
-__all__ = ["GROUP", "Q4Linear", "Q8Linear", "WEIGHTS", "quantize_model"]
+__all__ = ["GROUP", "F16Linear", "Q4Linear", "Q8Linear", "WEIGHTS", "quantize_model"]
 
 GROUP = 32  # weights per Q4_1 / Q8_0 block = per group of the int4 kernel
 WEIGHTS = ("fp32", "fp16", "q8", "q4")  # the paths load_model(weights=...) accepts
@@ -52,26 +57,28 @@ class Q4Linear(nn.Module):
     Kernel: torch.ops.aten._weight_int4pack_mm_for_cpu (activations, s and z in bfloat16; fp32 accumulation).
     """
 
-    def __init__(self, q: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor):
+    def __init__(self, q: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor,
+                 compute_dtype: torch.dtype = COMPUTE_DTYPE):
         super().__init__()
         self.out_features, self.in_features = q.shape
+        self.compute_dtype = compute_dtype  # float32 is exact but ~30x slower on this CPU: for tests
         if self.in_features % GROUP or self.out_features % 16:
             raise ValueError(f"int4 packing needs in % {GROUP} == 0 and out % 16 == 0, got {tuple(q.shape)}")
         # The kernel's own layout: (out, in/2) bytes, tiled for its inner loop.
         packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q.to(torch.int32).contiguous(), 1)
         self.register_buffer("packed", packed)
         # (in/32, out, 2): scale and zero of each group, the kernel's expected shape.
-        self.register_buffer("scales_and_zeros", torch.stack([scales.t(), zeros.t()], dim=-1).to(COMPUTE_DTYPE).contiguous())
+        self.register_buffer("scales_and_zeros", torch.stack([scales.t(), zeros.t()], dim=-1).to(compute_dtype).contiguous())
 
     @classmethod
-    def from_q4_1(cls, blocks: QuantizedBlocks) -> Q4Linear:
-        """The file's Q4_1 tensor: same q, s = d, z = m + 8d (exact in float32: d and m are float16)."""
+    def from_q4_1(cls, blocks: QuantizedBlocks, compute_dtype: torch.dtype = COMPUTE_DTYPE) -> Q4Linear:
+        """The file's Q4_1 tensor: same q, s = d, z = m + 8d (d and m are float16, so float32 holds m + 8d)."""
         d = torch.from_numpy(blocks.d.astype(np.float32))  # (out, in/32)
         m = torch.from_numpy(blocks.m.astype(np.float32))
-        return cls(torch.from_numpy(blocks.q), d, m + 8 * d)
+        return cls(torch.from_numpy(blocks.q), d, m + 8 * d, compute_dtype)
 
     @classmethod
-    def from_q8_0(cls, blocks: QuantizedBlocks) -> Q4Linear:
+    def from_q8_0(cls, blocks: QuantizedBlocks, compute_dtype: torch.dtype = COMPUTE_DTYPE) -> Q4Linear:
         """A Q8_0 tensor (w = d*q, q in -128..127) as 4-bit halves q = 16*hi + lo, side by side along the input.
 
         hi in -8..7 is stored as hi + 8 with s = 16d, z = 0; lo in 0..15 with s = d, z = 8d; the input is fed
@@ -81,7 +88,7 @@ class Q4Linear(nn.Module):
         d = torch.from_numpy(blocks.d.astype(np.float32))  # (out, in/32)
         hi, lo = q >> 4, q & 0x0F  # arithmetic shift: hi = floor(q / 16)
         module = cls(torch.cat([hi + 8, lo], dim=1), torch.cat([16 * d, d], dim=1),
-                     torch.cat([torch.zeros_like(d), 8 * d], dim=1))
+                     torch.cat([torch.zeros_like(d), 8 * d], dim=1), compute_dtype)
         module.repeat_input = 2
         module.in_features //= 2
         return module
@@ -90,7 +97,7 @@ class Q4Linear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        x2 = x.reshape(-1, self.in_features).to(COMPUTE_DTYPE)  # (M, in)
+        x2 = x.reshape(-1, self.in_features).to(self.compute_dtype)  # (M, in)
         if self.repeat_input == 2:
             x2 = torch.cat([x2, x2], dim=1)  # (M, 2 in)
         y = torch.ops.aten._weight_int4pack_mm_for_cpu(x2, self.packed, GROUP, self.scales_and_zeros)  # (M, out)
@@ -109,8 +116,9 @@ class Q8Linear(nn.Module):
         self.out_features, self.in_features = weight.shape
         w = weight.detach().float()
         scales = w.abs().amax(dim=1).clamp(min=torch.finfo(torch.float32).tiny) / 127  # (out,)
-        # Round the scale to bf16 first: the kernel multiplies by the bf16 value, so q is chosen for that one.
-        scales = scales.to(COMPUTE_DTYPE).float()
+        # The kernel multiplies by a bf16 scale, so q is chosen for that one; rounding it 2^-7 up first keeps
+        # s >= max|w| / 127, so no q needs clipping and each weight moves by at most s / 2.
+        scales = (scales * (1 + 2**-7)).to(COMPUTE_DTYPE).float()
         self.register_buffer("q", (w / scales[:, None]).round().clamp(-127, 127).to(torch.int8))  # (out, in)
         self.register_buffer("scales", scales.to(COMPUTE_DTYPE))
 
@@ -122,7 +130,11 @@ class Q8Linear(nn.Module):
 
 
 class F16Linear(nn.Module):
-    """y = x W^T with W stored in float16 and x kept in float32 (fbgemm's fp16 kernel accumulates in float32)."""
+    """y = x W^T with W stored in float16 and x kept in float32.
+
+    Kernel: torch.ops.quantized.linear_dynamic_fp16 (fbgemm: float16 weights widened to float32 in registers,
+    float32 accumulation). Rounding the weights to float16 moves each by at most 2^-11 of its size.
+    """
 
     def __init__(self, weight: torch.Tensor):
         super().__init__()
@@ -136,7 +148,7 @@ class F16Linear(nn.Module):
 
 
 def quantize_model(model: nn.Module, ckpt: Checkpoint, weights: str) -> nn.Module:
-    """Swap model's linear layers and LM head for low-bit modules in place ("q4" or "q8"); return model."""
+    """Swap model's linear layers and LM head for low-bit modules in place ("fp16", "q8" or "q4"); return model."""
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
     if weights == "fp32":
