@@ -59,7 +59,7 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
 
     Reading and building take ~3.5 s and 0.5 GB, so a second call with the same device and dtype returns the same
     objects; pass fresh=True for a private copy (e.g. before changing its weights). weights="q4" or "q8" runs
-    the linear layers and LM head on low-bit weights for faster decode (CPU only; see course_lib.lowbit).
+    the linear layers and LM head on low-bit weights for faster decode (CPU; "q4" also on CUDA; course_lib.lowbit).
     """
     import torch
 
@@ -71,10 +71,10 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
     key = (str(device), dtype, weights)
     if fresh or key not in _LOADED:
         if weights != "fp32":
-            from .lowbit import WEIGHTS, _check_cpu
+            from .lowbit import WEIGHTS, _check_device
             if weights not in WEIGHTS:
                 raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
-            _check_cpu(device)
+            _check_device(device, weights)
         ckpt = read_gguf(fetch(progress=progress), keep_blocks=weights != "fp32")
         model = build_model(ckpt.config, ckpt.state_dict, device=device, dtype=dtype)
         if weights != "fp32":

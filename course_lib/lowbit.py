@@ -44,9 +44,19 @@ WEIGHTS = ("fp32", "fp16", "q8", "q4")  # the paths load_model(weights=...) acce
 COMPUTE_DTYPE = torch.bfloat16  # the only activation dtype torch's CPU low-bit kernels run fast in (see above)
 
 
-def _check_cpu(device: torch.device | str | None) -> None:
-    if device is not None and torch.device(device).type != "cpu":
-        raise NotImplementedError(f"low-bit weights run on the CPU kernels only for now; got device {device}")
+def _check_device(device: torch.device | str | None, weights: str) -> None:
+    """Low-bit paths exist on the CPU (all of them) and on CUDA ("q4" only); refuse the rest by name."""
+    kind = torch.device(device).type if device is not None else "cpu"
+    if weights != "fp32" and not (kind == "cpu" or (kind == "cuda" and weights == "q4")):
+        raise NotImplementedError(f"weights={weights!r} runs on the CPU kernels (and 'q4' on CUDA); got device {device}")
+
+
+def _inner_k_tiles(k: int) -> int:
+    """CUDA's int4 layout tiles the input dimension by 16 * inner_k_tiles (2, 4 or 8); the largest that divides k."""
+    for tiles in (8, 4, 2):
+        if k % (16 * tiles) == 0:
+            return tiles
+    raise ValueError(f"CUDA int4 packing needs in_features divisible by 32, got {k}")
 
 
 class Q4Linear(nn.Module):
@@ -54,31 +64,44 @@ class Q4Linear(nn.Module):
 
     Dequantization (torch's convention, checked by experiment): W[n, k] = (q[n, k] - 8) * s[g, n] + z[g, n],
     g = k // 32. A Q4_1 block (w = d*q + m) maps onto it without changing q: s = d, z = m + 8*d.
-    Kernel: torch.ops.aten._weight_int4pack_mm_for_cpu (activations, s and z in bfloat16; fp32 accumulation).
+    Kernel: torch.ops.aten._weight_int4pack_mm_for_cpu (activations, s and z in bfloat16; fp32 accumulation);
+    on CUDA torch.ops.aten._weight_int4pack_mm, whose packing differs (see __init__).
     """
 
     def __init__(self, q: torch.Tensor, scales: torch.Tensor, zeros: torch.Tensor,
-                 compute_dtype: torch.dtype = COMPUTE_DTYPE):
+                 compute_dtype: torch.dtype = COMPUTE_DTYPE, device: torch.device | str | None = None):
         super().__init__()
         self.out_features, self.in_features = q.shape
         self.compute_dtype = compute_dtype  # float32 is exact but ~30x slower on this CPU: for tests
         if self.in_features % GROUP or self.out_features % 16:
             raise ValueError(f"int4 packing needs in % {GROUP} == 0 and out % 16 == 0, got {tuple(q.shape)}")
-        # The kernel's own layout: (out, in/2) bytes, tiled for its inner loop.
-        packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q.to(torch.int32).contiguous(), 1)
+        device = torch.device(device or "cpu")
+        if device.type == "cuda":
+            # CUDA's kernel takes two weights per byte (even index in the high nibble) and its own tiling;
+            # it runs in bfloat16 only. Same (q - 8) * s + z convention as the CPU kernel.
+            if compute_dtype != torch.bfloat16:
+                raise ValueError("the CUDA int4 kernel runs in bfloat16 only")
+            pairs = (q[:, ::2].to(torch.uint8) << 4 | q[:, 1::2].to(torch.uint8)).contiguous().to(device)  # (out, in/2)
+            packed = torch.ops.aten._convert_weight_to_int4pack(pairs, _inner_k_tiles(self.in_features))
+        else:
+            # The CPU kernel's own layout: (out, in/2) bytes, tiled for its inner loop.
+            packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q.to(torch.int32).contiguous(), 1)
         self.register_buffer("packed", packed)
         # (in/32, out, 2): scale and zero of each group, the kernel's expected shape.
-        self.register_buffer("scales_and_zeros", torch.stack([scales.t(), zeros.t()], dim=-1).to(compute_dtype).contiguous())
+        self.register_buffer("scales_and_zeros", torch.stack([scales.t(), zeros.t()], dim=-1).to(
+            device=device, dtype=compute_dtype).contiguous())
 
     @classmethod
-    def from_q4_1(cls, blocks: QuantizedBlocks, compute_dtype: torch.dtype = COMPUTE_DTYPE) -> Q4Linear:
+    def from_q4_1(cls, blocks: QuantizedBlocks, compute_dtype: torch.dtype = COMPUTE_DTYPE,
+                  device: torch.device | str | None = None) -> Q4Linear:
         """The file's Q4_1 tensor: same q, s = d, z = m + 8d (d and m are float16, so float32 holds m + 8d)."""
         d = torch.from_numpy(blocks.d.astype(np.float32))  # (out, in/32)
         m = torch.from_numpy(blocks.m.astype(np.float32))
-        return cls(torch.from_numpy(blocks.q), d, m + 8 * d, compute_dtype)
+        return cls(torch.from_numpy(blocks.q), d, m + 8 * d, compute_dtype, device)
 
     @classmethod
-    def from_q8_0(cls, blocks: QuantizedBlocks, compute_dtype: torch.dtype = COMPUTE_DTYPE) -> Q4Linear:
+    def from_q8_0(cls, blocks: QuantizedBlocks, compute_dtype: torch.dtype = COMPUTE_DTYPE,
+                  device: torch.device | str | None = None) -> Q4Linear:
         """A Q8_0 tensor (w = d*q, q in -128..127) as 4-bit halves q = 16*hi + lo, side by side along the input.
 
         hi in -8..7 is stored as hi + 8 with s = 16d, z = 0; lo in 0..15 with s = d, z = 8d; the input is fed
@@ -88,7 +111,7 @@ class Q4Linear(nn.Module):
         d = torch.from_numpy(blocks.d.astype(np.float32))  # (out, in/32)
         hi, lo = q >> 4, q & 0x0F  # arithmetic shift: hi = floor(q / 16)
         module = cls(torch.cat([hi + 8, lo], dim=1), torch.cat([16 * d, d], dim=1),
-                     torch.cat([torch.zeros_like(d), 8 * d], dim=1), compute_dtype)
+                     torch.cat([torch.zeros_like(d), 8 * d], dim=1), compute_dtype, device)
         module.repeat_input = 2
         module.in_features //= 2
         return module
@@ -100,7 +123,10 @@ class Q4Linear(nn.Module):
         x2 = x.reshape(-1, self.in_features).to(self.compute_dtype)  # (M, in)
         if self.repeat_input == 2:
             x2 = torch.cat([x2, x2], dim=1)  # (M, 2 in)
-        y = torch.ops.aten._weight_int4pack_mm_for_cpu(x2, self.packed, GROUP, self.scales_and_zeros)  # (M, out)
+        if self.packed.is_cuda:
+            y = torch.ops.aten._weight_int4pack_mm(x2, self.packed, GROUP, self.scales_and_zeros)  # (M, out)
+        else:
+            y = torch.ops.aten._weight_int4pack_mm_for_cpu(x2, self.packed, GROUP, self.scales_and_zeros)  # (M, out)
         return y.to(x.dtype).reshape(*shape[:-1], self.out_features)
 
 
@@ -153,7 +179,8 @@ def quantize_model(model: nn.Module, ckpt: Checkpoint, weights: str) -> nn.Modul
         raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
     if weights == "fp32":
         return model
-    _check_cpu(next(model.parameters()).device)
+    device = next(model.parameters()).device
+    _check_device(device, weights)
     for name, module in list(model.named_modules()):
         for child_name, child in list(module.named_children()):
             if not isinstance(child, nn.Linear):
@@ -162,13 +189,13 @@ def quantize_model(model: nn.Module, ckpt: Checkpoint, weights: str) -> nn.Modul
             if child.bias is not None:
                 raise ValueError(f"{full}: low-bit modules have no bias (Llama's linear layers have none)")
             if weights == "q4":
-                low = Q4Linear.from_q4_1(ckpt.blocks[f"{full}.weight"])
+                low = Q4Linear.from_q4_1(ckpt.blocks[f"{full}.weight"], device=device)
             elif weights == "fp16":
                 low = F16Linear(child.weight)
             else:
                 low = Q8Linear(child.weight)
             setattr(module, child_name, low)
     head = ckpt.blocks["embed_tokens.weight"]
-    model.lm_head = (Q4Linear.from_q8_0(head) if weights == "q4" else F16Linear(model.embed_tokens.weight)
+    model.lm_head = (Q4Linear.from_q8_0(head, device=device) if weights == "q4" else F16Linear(model.embed_tokens.weight)
                      if weights == "fp16" else Q8Linear(model.embed_tokens.weight))
     return model
