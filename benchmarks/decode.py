@@ -1,10 +1,14 @@
 """Decode speed of course_lib's SmolLM2-135M on this CPU, side by side in one run (ratios survive noise):
 
   (0) threads: prefill and decode tok/s at 1 and 2 threads -> the thread count for (a) and (c);
-  (a) course_lib vs Hugging Face transformers `generate()` on the same GGUF weights, same threads;
+  (a) course_lib's weight paths (fp32, and `load_model(weights=...)`'s fp16 / q8 / q4: see course_lib.lowbit)
+      vs Hugging Face transformers `generate()` (fp32, same GGUF file, same threads), and llama.cpp
+      (llama-cpp-python, same file, same threads) as an upper anchor when it is installed; greedy tokens
+      of every path compared with course_lib fp32's;
   (b) KV cache vs no cache, wall time for 64 / 128 / 256 new tokens;
-  (c) memory bandwidth measured now, divided by the bytes of weights one decoded token reads
-      = the bandwidth-limited tok/s; achieved decode tok/s as a fraction of it.
+  (c) memory bandwidth measured now, divided by the bytes of weights one decoded token reads on each path
+      = that path's bandwidth-limited tok/s; achieved decode tok/s as a fraction of it; and the time per
+      token spent outside the weight kernels (Python, norms, attention: what is left once the products shrink).
 
 Decode rate is measured as N / (t(1 + N new tokens) - t(1 new token)): the difference cancels the prefill.
 Repetitions are interleaved (A B A B) so that a neighbour's burst of CPU use hits both sides alike; the
@@ -33,7 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from course_lib import load_model
 from course_lib.device import set_threads
 from course_lib.generate import generate
+from course_lib.lowbit import F16Linear, Q4Linear, Q8Linear
 from course_lib.weights import fetch
+
+LOW_BIT = ("fp16", "q8", "q4")  # load_model(weights=...) paths compared with fp32
 
 PROMPT = "The history of the printing press begins in"
 LONG_PROMPT = ("In the middle of the fifteenth century, a goldsmith in Mainz combined a screw press, oil-based "
@@ -77,6 +84,25 @@ def hf_generate(model, ids: list[int], n: int) -> list[int]:
     return out[0, len(ids):].tolist()
 
 
+def load_llama_cpp(gguf: Path, threads: int):
+    """llama.cpp's own runtime on the same file, or None when llama-cpp-python is not installed."""
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        return None
+    return Llama(model_path=str(gguf), n_ctx=512, n_threads=threads, n_threads_batch=threads, verbose=False)
+
+
+def llama_cpp_generate(llm, ids: list[int], n: int) -> list[int]:
+    """n greedy tokens from llama.cpp (its sampler at top_k=1 is argmax); the same token ids as ours."""
+    out = []
+    for token in llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0, reset=True):
+        out.append(token)
+        if len(out) == n:
+            break
+    return out
+
+
 def decode_rate(gen, n: int, reps: int) -> dict[str, float]:
     """tok/s of the decode phase for each generator `gen[name](n_new)`, prefill cancelled out."""
     fns = {}
@@ -105,14 +131,36 @@ def bandwidth(threads: int, mib: int = 512, reps: int = 5) -> tuple[float, float
 
 
 def weight_bytes_per_token(model) -> int:
-    """Bytes of parameters one decode step reads: every weight once; the tied embedding once (as LM head;
-    the input lookup reads a single row)."""
-    seen, total = set(), 0
-    for p in model.parameters():  # parameters() yields a tied tensor once
-        if p.data_ptr() not in seen:
-            seen.add(p.data_ptr())
-            total += p.numel() * p.element_size()
+    """Bytes of weights one decode step reads, as this model stores them: every weight once; the tied
+    embedding once as LM head (the input lookup reads a single row); with a low-bit LM head, that head plus
+    one float32 embedding row."""
+    total = 0
+    for module in model.modules():
+        if isinstance(module, (Q4Linear, Q8Linear)):
+            total += sum(b.numel() * b.element_size() for b in module.buffers())  # packed weights + scales
+        elif isinstance(module, F16Linear):
+            total += 2 * module.in_features * module.out_features  # fbgemm's packed float16 (opaque object)
+        elif isinstance(module, torch.nn.Embedding) and module is model.embed_tokens and model.lm_head is not None:
+            total += module.embedding_dim * module.weight.element_size()  # one row
+        else:
+            total += sum(p.numel() * p.element_size() for p in module.parameters(recurse=False))
     return total
+
+
+def kernel_seconds_per_token(model, reps: int) -> float:
+    """Time of the weight products alone for one decoded token: every linear layer and the LM head, called in
+    model order on one random row (best of reps); the rest of a decode step is Python, norms, attention."""
+    heads = [model.lm_head] if model.lm_head is not None else []
+    layers = [m for m in model.modules() if isinstance(m, (torch.nn.Linear, Q4Linear, Q8Linear, F16Linear))
+              and m is not model.lm_head] + heads
+    inputs = [torch.randn(1, 1, m.in_features) for m in layers]
+    if model.lm_head is None:
+        w = model.embed_tokens.weight
+        products = lambda: ([m(x) for m, x in zip(layers, inputs)], inputs[0] @ w.T)  # noqa: E731
+    else:
+        products = lambda: [m(x) for m, x in zip(layers, inputs)]  # noqa: E731
+    products()
+    return best_of({"k": products}, reps)["k"]
 
 
 def section(title: str) -> None:
@@ -124,13 +172,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer tokens and repetitions (~1.5 min)")
     parser.add_argument("--profile", action="store_true", help="print torch.profiler's top ops for decode")
     parser.add_argument("--no-hf", action="store_true", help="skip the transformers comparison")
+    parser.add_argument("--no-llama-cpp", action="store_true", help="skip llama.cpp even when it is installed")
     args = parser.parse_args()
     reps = 2 if args.quick else 3
     n_decode = 32 if args.quick else 64
     lengths = (16, 32, 64) if args.quick else (64, 128, 256)
     wall = time.perf_counter()
 
-    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, float32, batch 1, best of {reps} interleaved runs")
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, float32 activations, batch 1, best of {reps} interleaved runs")
     # Other processes on a 2-core machine change every absolute number (ratios less): say how busy it was.
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     model, tok = load_model(device="cpu", dtype=torch.float32, progress=False)
@@ -153,19 +202,40 @@ def main() -> int:
           f" -> {threads} thread(s) below")
     set_threads(threads)
 
-    section(f"(a) course_lib vs transformers generate(), greedy, {n_decode} new tokens, {threads} thread(s)")
-    contenders = {"course_lib": ours}
+    section(f"(a) course_lib's weight paths vs transformers generate(), greedy, {n_decode} new tokens, "
+            f"{threads} thread(s)")
+    models = {"fp32": model}
+    for w in LOW_BIT:
+        models[w], _ = load_model(device="cpu", dtype=torch.float32, progress=False, weights=w)
+    contenders = {f"course_lib {w}": (lambda n, m=m: ours_generate(m, ids, n)) for w, m in models.items()}
+    tokens = {name: g(n_decode) for name, g in contenders.items()}
     if not args.no_hf:
         hf = load_hf(fetch(progress=False))
-        same = ours(16) == hf_generate(hf, ids, 16)
         contenders["transformers"] = lambda n: hf_generate(hf, ids, n)
+        tokens["transformers"] = hf_generate(hf, ids, n_decode)
+    llm = None if args.no_llama_cpp else load_llama_cpp(fetch(progress=False), threads)
+    if llm is not None:
+        contenders["llama.cpp"] = lambda n: llama_cpp_generate(llm, ids, n)
+        tokens["llama.cpp"] = llama_cpp_generate(llm, ids, n_decode)
     rates = decode_rate(contenders, n_decode, reps)
+    reference = tokens["course_lib fp32"]
     for name, r in rates.items():
-        print(f"  {name:13s} {r:5.1f} tok/s")
-    if not args.no_hf:
-        print(f"  ratio course_lib / transformers = {rates['course_lib'] / rates['transformers']:.2f}x "
-              f"(target >= 1.3x); same greedy tokens: {same}")
-        del hf, contenders["transformers"]
+        same = next((i for i, (a, b) in enumerate(zip(tokens[name], reference)) if a != b), None)
+        agree = "identical" if same is None else f"differ from token {same}"
+        line = f"  {name:17s} {r:5.1f} tok/s"
+        if "transformers" in rates:
+            line += f"  {r / rates['transformers']:5.2f}x transformers"
+        if "llama.cpp" in rates:
+            line += f"  {r / rates['llama.cpp']:5.2f}x llama.cpp"
+        print(f"{line}  greedy tokens vs course_lib fp32: {agree}")
+    if "transformers" in rates:
+        print("  (targets: fp32 >= 1.3x transformers; low-bit >= 2.5x with identical greedy tokens)")
+    else:
+        print("  (transformers skipped: --no-hf)")
+    if llm is None:
+        print("  llama.cpp: not installed (optional upper anchor: pip install llama-cpp-python, see docs/benchmarks.md)")
+    hf = llm = None
+    contenders.pop("transformers", None), contenders.pop("llama.cpp", None)
 
     section("(c) memory-bandwidth limit")
     bw = {n: bandwidth(n) for n in (1, 2)}
@@ -175,17 +245,25 @@ def main() -> int:
     set_threads(threads)
     limit_bw = max(read for read, _, _ in bw.values())
     gemv_bw = max(gemv for _, _, gemv in bw.values())
-    per_token = weight_bytes_per_token(model)
-    limit = limit_bw * 1e9 / per_token
-    achieved = rates["course_lib"]
     cfg = model.config
-    print(f"  weights read per decoded token: {per_token / 1e6:.0f} MB ({per_token / 4e6:.1f} M float32 parameters, "
-          f"tied embedding counted once; the KV cache adds "
-          f"{2 * cfg.n_layer * cfg.n_kv_head * cfg.head_dim * 4 / 1e3:.0f} kB per cached position)")
-    print(f"  bandwidth-limited decode = {limit_bw:.1f} GB/s / {per_token / 1e6:.0f} MB = {limit:.1f} tok/s")
-    print(f"  achieved {achieved:.1f} tok/s = {achieved / limit:.2f} of that limit (target >= 0.7)")
+    print(f"  the KV cache adds {2 * cfg.n_layer * cfg.n_kv_head * cfg.head_dim * 4 / 1e3:.0f} kB per cached "
+          f"position to every step (not counted below); tied embedding counted once")
+    print(f"  {'path':5s} {'MB/token':>9s} {'limit tok/s':>12s} {'achieved':>9s} {'fraction':>9s} "
+          f"{'ms/token':>9s} {'in kernels':>11s} {'outside':>8s}")
+    for w, m in models.items():
+        per_token = weight_bytes_per_token(m)
+        limit = limit_bw * 1e9 / per_token
+        achieved = rates[f"course_lib {w}"]
+        kernels = kernel_seconds_per_token(m, reps)
+        step = 1 / achieved
+        print(f"  {w:5s} {per_token / 1e6:9.1f} {limit:12.1f} {achieved:9.1f} {achieved / limit:9.2f} "
+              f"{step * 1e3:9.2f} {kernels * 1e3:11.2f} {(step - kernels) * 1e3:8.2f}")
+    print(f"  limit = read bandwidth {limit_bw:.1f} GB/s / MB per token (target: low-bit fraction >= 0.7)")
+    per_token = weight_bytes_per_token(model)
+    achieved = rates["course_lib fp32"]
     print(f"  (torch's own float32 matrix-vector speed caps any float32 model at "
-          f"{gemv_bw * 1e9 / per_token:.1f} tok/s here; achieved = {achieved / (gemv_bw * 1e9 / per_token):.2f} of it)")
+          f"{gemv_bw * 1e9 / per_token:.1f} tok/s here; fp32 achieved = {achieved / (gemv_bw * 1e9 / per_token):.2f} of it)")
+    del models
 
     section(f"(b) KV cache vs no cache, wall time including prefill, {threads} thread(s)")
     for n in lengths:

@@ -50,15 +50,16 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
 
 
-_LOADED: dict[tuple[str, torch.dtype], tuple[Transformer, ModelTokenizer]] = {}
+_LOADED: dict[tuple[str, torch.dtype, str], tuple[Transformer, ModelTokenizer]] = {}
 
 
 def load_model(device: str | torch.device | None = None, dtype: torch.dtype | None = None,
-               progress: bool = True, fresh: bool = False) -> tuple[Transformer, ModelTokenizer]:
+               progress: bool = True, fresh: bool = False, weights: str = "fp32") -> tuple[Transformer, ModelTokenizer]:
     """SmolLM2-135M-Instruct and its tokenizer, from the offline model file (fetched and verified if needed).
 
     Reading and building take ~3.5 s and 0.5 GB, so a second call with the same device and dtype returns the same
-    objects; pass fresh=True for a private copy (e.g. before changing its weights).
+    objects; pass fresh=True for a private copy (e.g. before changing its weights). weights="q4" or "q8" runs
+    the linear layers and LM head on low-bit weights for faster decode (CPU; "q4" also on CUDA; course_lib.lowbit).
     """
     import torch
 
@@ -67,10 +68,18 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
 
     device = torch.device(device) if device is not None else pick_device()
     dtype = dtype or default_dtype(device)
-    key = (str(device), dtype)
+    key = (str(device), dtype, weights)
     if fresh or key not in _LOADED:
-        ckpt = read_gguf(fetch(progress=progress))
+        if weights != "fp32":
+            from .lowbit import WEIGHTS, _check_device
+            if weights not in WEIGHTS:
+                raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
+            _check_device(device, weights)
+        ckpt = read_gguf(fetch(progress=progress), keep_blocks=weights != "fp32")
         model = build_model(ckpt.config, ckpt.state_dict, device=device, dtype=dtype)
+        if weights != "fp32":
+            from .lowbit import quantize_model
+            model = quantize_model(model, ckpt, weights)
         tok = build_model_tokenizer(ckpt.tokens, ckpt.token_types, ckpt.merges)
         if fresh:
             return model, tok

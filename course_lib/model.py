@@ -229,6 +229,7 @@ class Transformer(nn.Module):
         self.layers = nn.ModuleList(Block(config, i) for i in range(config.n_layer))
         self.norm = make_norm(config)
         # The LM head is the token embedding itself (tied weights): logits = h @ embed_tokens.weight.T
+        self.lm_head: nn.Module | None = None  # set only by course_lib.lowbit: the same weights, stored low-bit
 
     def new_cache(self, batch_size: int = 1, max_len: int | None = None) -> KVCache:
         """An empty KV cache on this model's device and dtype."""
@@ -282,7 +283,7 @@ class Transformer(nn.Module):
         if cache is not None:
             cache.length = S
         x = self.norm(x)
-        logits = (x @ self.embed_tokens.weight.T).float()  # (B, T, V)
+        logits = (x @ self.embed_tokens.weight.T if self.lm_head is None else self.lm_head(x)).float()  # (B, T, V)
         if trace is not None:
             trace.final_norm, trace.logits = x, logits
         return logits

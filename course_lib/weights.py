@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +154,27 @@ class Checkpoint:
     token_types: list[int]  # 1 normal, 3 control (special)
     merges: list[str]  # "a b" pairs, in merge order
     chat_template: str | None
+    blocks: dict[str, QuantizedBlocks] = field(default_factory=dict)  # only with read_gguf(keep_blocks=True)
+
+
+@dataclass(frozen=True)
+class QuantizedBlocks:
+    """One quantized tensor as the file stores it, unpacked but not multiplied out: w = d * q (+ m), per block of 32.
+
+    Rows are in our order (Q/K un-permuted like the float32 weights), so row i here is row i of the state_dict.
+    """
+
+    kind: str  # "Q4_1" (w = d * q + m, q in 0..15) or "Q8_0" (w = d * q, q in -128..127)
+    d: np.ndarray  # (out, in // 32) float16 scale per block
+    m: np.ndarray | None  # (out, in // 32) float16 minimum per block (Q4_1 only)
+    q: np.ndarray  # (out, in) uint8 (Q4_1) or int8 (Q8_0)
+
+    def dequantize(self) -> np.ndarray:
+        """float32 (out, in) weights, with the same arithmetic as ggml (and `read_gguf`)."""
+        d = np.repeat(self.d.astype(np.float32), 32, axis=1)  # (out, in)
+        if self.kind == "Q8_0":
+            return d * self.q.astype(np.float32)
+        return d * self.q.astype(np.float32) + np.repeat(self.m.astype(np.float32), 32, axis=1)
 
 
 # GGUF tensor name -> our parameter name ({i} = block index). Every tensor must appear here exactly once.
@@ -248,8 +269,29 @@ def _dequantize(raw: np.ndarray, ggml_type: int, n: int) -> np.ndarray:
     return (d * q + m).reshape(n)
 
 
-def read_gguf(path: Path) -> Checkpoint:
-    """Read a llama-architecture GGUF file once: config, dequantized float32 weights, tokenizer tables."""
+def _blocks(raw: np.ndarray, ggml_type: int, shape: list[int]) -> QuantizedBlocks | None:
+    """The scale, minimum and integer weights of one Q4_1 / Q8_0 tensor of `shape` (out, in); None for F32."""
+    name = _TENSOR_TYPES[ggml_type][0]
+    out = shape[0]
+    if name == "Q8_0":
+        blocks = raw.reshape(out, -1, 34)  # (out, in/32, 34)
+        d = blocks[..., :2].copy().view("<f2")[..., 0]
+        return QuantizedBlocks("Q8_0", d, None, blocks[..., 2:].view(np.int8).reshape(shape).copy())
+    if name == "Q4_1":
+        blocks = raw.reshape(out, -1, 20)  # (out, in/32, 20)
+        d = blocks[..., 0:2].copy().view("<f2")[..., 0]
+        m = blocks[..., 2:4].copy().view("<f2")[..., 0]
+        packed = blocks[..., 4:]  # low nibbles are weights 0-15 of the block, high nibbles 16-31
+        q = np.concatenate([packed & 0x0F, packed >> 4], axis=-1).reshape(shape)
+        return QuantizedBlocks("Q4_1", d, m, q)
+    return None
+
+
+def read_gguf(path: Path, keep_blocks: bool = False) -> Checkpoint:
+    """Read a llama-architecture GGUF file once: config, dequantized float32 weights, tokenizer tables.
+
+    keep_blocks=True also keeps each quantized tensor's raw blocks (`Checkpoint.blocks`, for course_lib.lowbit).
+    """
     buf = Path(path).read_bytes()  # ~0.1 GB, read once; the float32 weights made from it are 5x that
     r = _Reader(buf)
     if buf[:4] != b"GGUF":
@@ -285,7 +327,7 @@ def read_gguf(path: Path) -> Checkpoint:
         bos_token_id=int(fields["tokenizer.ggml.bos_token_id"]),
         eos_token_id=int(fields["tokenizer.ggml.eos_token_id"]),
     )
-    state = {}
+    state, kept = {}, {}
     for gguf_name, dims, ggml_type, offset in infos:
         name = _our_name(gguf_name)
         if not name:
@@ -302,9 +344,17 @@ def read_gguf(path: Path) -> Checkpoint:
         elif gguf_name.endswith("attn_k.weight"):
             w = unpermute_rope(w, config.n_kv_head)
         state[name] = torch.from_numpy(np.ascontiguousarray(w))
+        blocks = _blocks(raw, ggml_type, list(w.shape)) if keep_blocks else None
+        if blocks is not None:
+            n_rope_heads = {"attn_q.weight": config.n_head, "attn_k.weight": config.n_kv_head}.get(
+                gguf_name.split(".", 2)[-1])
+            if n_rope_heads:  # the same row permutation as the float32 weights
+                blocks = QuantizedBlocks(blocks.kind, *(None if a is None else np.ascontiguousarray(
+                    unpermute_rope(a, n_rope_heads)) for a in (blocks.d, blocks.m, blocks.q)))
+            kept[name] = blocks
     return Checkpoint(config=config, state_dict=state, tokens=fields["tokenizer.ggml.tokens"],
                       token_types=fields["tokenizer.ggml.token_type"], merges=fields["tokenizer.ggml.merges"],
-                      chat_template=fields.get("tokenizer.chat_template"))
+                      chat_template=fields.get("tokenizer.chat_template"), blocks=kept)
 
 
 def build_model(config: ModelConfig, state_dict: dict[str, torch.Tensor], device=None,

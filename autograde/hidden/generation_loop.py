@@ -9,6 +9,8 @@ Expected values are the reference solutions' outputs (solutions/04_generation_lo
   positions, head_dim 4-32), float32 and float64, and large scores (x 30, where a missing 1/sqrt scale or a
   missing max-subtraction shows);
 - `kv_cache_bytes`: other models and precisions (GPT-2 small, Mistral-7B-like, batch sizes, int8);
+- `weight_bytes`: other formats (fp16, int8 with a scale per row, 2/3/5/6-bit with groups of 16-256),
+  seeded random sizes, and the promised errors on sizes that do not fit;
 - `fit_exponent`: seeded noisy power laws (multiplicative noise, 4-9 points, exponents 0-3);
 - `beam_search`: seeded random bigram tables (V = 6, two near-uniform rows) with widths 1-4, lengths 1-5,
   length penalties 0, 0.6, 1, 1.5.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from course_lib.checks import toy_inputs  # noqa: F401 - registers the toy tokenizers and tables
-from course_lib.checks.engine import Case, Check, Generator, Resource, allclose
+from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, raises_case
 from course_lib.checks.generation_loop import (
     attention_inputs, attention_out, beam_result, generations, int_exact,
 )
@@ -97,6 +99,28 @@ def _kv_cases() -> list[Case]:
     ]
 
 
+def _weight_bytes_cases() -> list[Case]:
+    rng = torch.Generator().manual_seed(2024)
+    cases = [
+        Case((124_439_808, 16), label="GPT-2 small in float16"),
+        Case((4096 * 4096, 8, 4096, 2), label="int8 with one float16 scale per 4096-wide row"),
+        Case((4096 * 11008, 2, 16, 4), label="2-bit, groups of 16, two float16 per group"),
+        Case((8192 * 8192, 3, 256, 2), label="3-bit, groups of 256"),
+        Case((64, 6, 64, 0), label="6-bit, one group, no overhead"),
+        Case((1, 8), label="one int8 weight"),
+    ]
+    for _ in range(6):
+        bits = int(torch.randint(1, 9, (), generator=rng))
+        group = 2 ** int(torch.randint(4, 9, (), generator=rng))
+        n = group * 8 * int(torch.randint(1, 5000, (), generator=rng))   # whole groups, whole bytes
+        cases.append(Case((n, bits, group, int(torch.randint(0, 9, (), generator=rng))),
+                          label=f"{n} weights, {bits}-bit, groups of {group}"))
+    return cases + (raises_case("ValueError", 100, 8, 64, 2, label="100 weights in groups of 64")
+                    + raises_case("ValueError", 5, 3, label="5 x 3 bits = 15 bits")
+                    + raises_case("ValueError", 64, -4, label="negative bits")
+                    + raises_case("ValueError", 64, 4, 0, 2, label="group size 0"))
+
+
 def _fit_cases() -> list[Case]:
     rng = torch.Generator().manual_seed(5)
     cases = []
@@ -131,6 +155,7 @@ CHECKS = [
           forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
           compare=attention_out(rtol=1e-4, atol=1e-5)),
     Check(name="kv_cache_bytes_hidden", exercise="kv_cache_bytes", cases=_kv_cases, compare=int_exact),
+    Check(name="weight_bytes_hidden", exercise="weight_bytes", cases=_weight_bytes_cases, compare=int_exact),
     Check(name="fit_exponent_hidden", exercise="fit_exponent", cases=_fit_cases,
           compare=allclose(rtol=1e-6, atol=1e-6)),
     Check(name="beam_search_hidden", exercise="beam_search", cases=_beam_cases, compare=beam_result()),

@@ -8,6 +8,8 @@ Every expected value here is an independent truth, never the reference solution'
   runs SmolLM2: a loop without a cache costs seconds per case on a busy CPU; the notebook's demo runs it.)
 - `attend_with_cache`: attention written out in float64 (explicit mask, explicit head mapping h -> h // group);
 - `kv_cache_bytes`: the formula evaluated by hand, and `course_lib.model.KVCache.nbytes()`;
+- `weight_bytes`: the byte sizes the GGUF format gives SmolLM2's tensors (Q4_1: 20 bytes per block of 32,
+  Q8_0: 34, F32: 4 per weight; docs: ggml's block_q4_1 / block_q8_0), worked out by hand, and promised errors;
 - `fit_exponent`: exact power laws (slope known);
 - `beam_search`: a 4-token table language model whose beam, greedy and length-normalised answers were
   worked out by hand (docs/notebook04.md shows the arithmetic).
@@ -20,7 +22,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, register_resource
+from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, raises_case, register_resource
 
 ASSIGNMENT = "04_generation_loop"
 
@@ -322,6 +324,25 @@ def kv_bytes_by_hand() -> list[Case]:
     ]
 
 
+# ------------------------------------------------------------------------------------------ exercise 2c
+def weight_bytes_by_hand() -> list[Case]:
+    """Tensors of the course's model file, sized as the GGUF format stores them (one block = 32 weights)."""
+    return [
+        Case((49152 * 576, 32), label="token embedding (49152 x 576) in float32",
+             expected=49152 * 576 * 4),                                      # 113,246,208
+        Case((49152 * 576, 8, 32, 2), label="the same embedding as the file's Q8_0 (32 int8 + a float16 scale)",
+             expected=49152 * 576 // 32 * 34),                               # 30,081,024
+        Case((1536 * 576, 4, 32, 4), label="one MLP weight (1536 x 576) as the file's Q4_1 (+ float16 d and m)",
+             expected=1536 * 576 // 32 * 20),                                # 552,960
+        Case((30 * 3_538_944, 4, 32, 4), label="all 210 linear weights of SmolLM2 (30 x 3,538,944) as Q4_1",
+             expected=30 * 3_538_944 // 32 * 20),                            # 66,355,200
+        Case((576, 16), label="a 576-wide norm weight in float16", expected=576 * 2),
+        Case((0, 4, 32, 4), label="no weights at all", expected=0),
+    ] + (raises_case("ValueError", 48, 4, 32, 4, label="48 weights are not whole groups of 32")
+         + raises_case("ValueError", 3, 4, label="3 weights x 4 bits = 12 bits is not whole bytes")
+         + raises_case("ValueError", 8, 0, label="0 bits per weight"))
+
+
 # ------------------------------------------------------------------------------------------- exercise 3
 def _fit_cases() -> list[Case]:
     ns = [64.0, 128.0, 256.0, 512.0]
@@ -362,6 +383,9 @@ CHECKS = [
           "query i see keys 0 .. past + i."),
     Check(name="kv_cache_bytes", exercise="kv_cache_bytes", cases=kv_bytes_by_hand, compare=int_exact,
           hint="2 (K and V) x layers x KV heads x head_dim x tokens x bytes per value x batch."),
+    Check(name="weight_bytes", exercise="weight_bytes", cases=weight_bytes_by_hand, compare=int_exact,
+          hint="n_params x bits / 8, plus group_bytes for each of the n_params / group_size groups; raise "
+               "ValueError for partial groups, partial bytes or bits < 1."),
     Check(name="fit_exponent", exercise="fit_exponent", cases=_fit_cases, compare=allclose(rtol=1e-6, atol=1e-6),
           hint="Least-squares slope of log(t) against log(n)."),
     Check(name="beam_search", exercise="beam_search", cases=_beam_cases, compare=beam_result(),

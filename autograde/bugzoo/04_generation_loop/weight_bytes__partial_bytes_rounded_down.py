@@ -1,0 +1,13 @@
+"""Silently rounds partial bytes down (12 bits -> 1 byte) instead of raising ValueError.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+
+TARGET = "weight_bytes"
+
+
+def weight_bytes(n_params, bits, group_size=None, group_bytes=0):
+    """Bytes of n_params weights at `bits` bits each, plus group_bytes per group of group_size weights."""
+    if bits < 1 or (group_size is not None and (group_size < 1 or n_params % group_size)):
+        raise ValueError("weights do not fit")
+    groups = n_params // group_size if group_size is not None else 0
+    return n_params * bits // 8 + groups * group_bytes
