@@ -13,7 +13,7 @@ issue 17 are checked at the end: first exercise within 20 s when shared; each so
 time when shared; each solution within 60 s (01, 02, 04) / 90 s (03, 05) quiet. (The quiet targets are for a
 quiet 2-core machine: read them against the load average printed beside them.)
 
-    python benchmarks/pace.py                          # everything: 10 notebooks x 2 conditions (~10 min, 2 cores)
+    python benchmarks/pace.py                          # everything: 10 notebooks x 2 conditions (~10 min, 2 quiet cores)
     python benchmarks/pace.py --only 03,05 --kind solution --condition shared
     python benchmarks/pace.py --json pace.json         # also write the measurements
 
@@ -98,24 +98,25 @@ def busy_process() -> subprocess.Popen:
 
 
 def measure(assignments: list[str], kinds: list[str], conditions: list[str], log=print) -> list[Run]:
-    """Every (condition, kind, notebook) run, quiet ones first."""
+    """Every (kind, notebook, condition) run; a notebook's quiet and shared runs back to back, so that a change in
+    the machine's background load between them is as small as it can be (their ratio is the number that counts)."""
     runs = []
-    for condition in conditions:
-        busy = busy_process() if condition == "shared" else None
-        try:
-            for kind in kinds:
-                folder = ROOT / ("notebooks" if kind == "student" else "solutions")
-                for a in assignments:
+    for kind in kinds:
+        folder = ROOT / ("notebooks" if kind == "student" else "solutions")
+        for a in assignments:
+            for condition in conditions:
+                busy = busy_process() if condition == "shared" else None
+                try:
                     r = run_notebook(folder / a / f"{a}.ipynb", kind, condition)
-                    runs.append(r)
-                    first = "-" if r.first_exercise_s is None else f"{r.first_exercise_s:.1f} s"
-                    log(f"  {condition:6} {kind:8} {a:26} wall {r.wall_s:6.1f} s | first exercise {first:>8} | "
-                        f"{r.errors} error cell(s) | load before {r.load_before:.2f} | slowest cells: "
-                        + ", ".join(f"{cid} {sec:.1f} s" for cid, sec in r.slowest))
-        finally:
-            if busy is not None:
-                busy.kill()
-                busy.wait()
+                finally:
+                    if busy is not None:
+                        busy.kill()
+                        busy.wait()
+                runs.append(r)
+                first = "-" if r.first_exercise_s is None else f"{r.first_exercise_s:.1f} s"
+                log(f"  {condition:6} {kind:8} {a:26} wall {r.wall_s:6.1f} s | first exercise {first:>8} | "
+                    f"{r.errors} error cell(s) | load before {r.load_before:.2f} | slowest cells: "
+                    + ", ".join(f"{cid} {sec:.1f} s" for cid, sec in r.slowest))
     return runs
 
 
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--condition", choices=["quiet", "shared", "both"], default="both")
     ap.add_argument("--json", type=Path, help="also write the runs as JSON to this file")
     args = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)   # one line per run, as it happens, also into a log file
     assignments = ASSIGNMENTS
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
