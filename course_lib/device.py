@@ -1,5 +1,5 @@
 """Where the model runs and how we measure it: device and dtype choice, a synchronising timer, peak memory,
-seeding, thread count, and the grading flag.
+seeding, thread count (and the notebooks' thread policy), and the grading flag.
 
 Everything here takes the device as an argument or picks it once with `pick_device()`; nothing assumes CUDA.
 GPU kernels run asynchronously, so a timer that reads the clock without synchronising measures only how long
@@ -29,6 +29,8 @@ __all__ = [
     "seed_everything",
     "set_threads",
     "synchronize",
+    "thread_policy",
+    "use_thread_policy",
 ]
 
 
@@ -160,3 +162,34 @@ def set_threads(n: int) -> int:
     previous = torch.get_num_threads()
     torch.set_num_threads(n)
     return previous
+
+
+def thread_policy(cpu_count: int | None = None) -> int:
+    """Intra-op threads for the notebooks: env `COURSE_THREADS` if set, else 1 on <= 2 cores, else half (<= 4).
+
+    Why (benchmarks/pace.py, docs/benchmarks.md): decode-sized work (one token's matrix-vector products) gains
+    nothing from a second thread, and torch's default of one thread per core collapses when another process
+    wants a core: on 2 cores shared with other work, 2 threads were 3-8x slower than 1 for a 200-token prefill
+    and 4-6x for decode. Only a prefill on an otherwise idle machine pays (~1.8x on 2 cores). On more cores we
+    keep half of them for the browser, the Jupyter server and a second kernel.
+    """
+    forced = os.environ.get("COURSE_THREADS", "").strip()
+    if forced:
+        n = int(forced)
+        if n < 1:
+            raise ValueError(f"COURSE_THREADS must be a positive integer, got {forced!r}")
+        return n
+    cores = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
+    return 1 if cores <= 2 else min(cores // 2, 4)
+
+
+def use_thread_policy() -> int:
+    """Apply `thread_policy()` to torch (intra-op threads, and one inter-op thread) and return the count."""
+    n = thread_policy()
+    torch.set_num_threads(n)
+    try:
+        # Allowed once, before any inter-op parallel work has started; later calls raise RuntimeError.
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    return n

@@ -66,3 +66,16 @@ def test_no_open_figures_pile_up():
     for _ in range(30):
         plots.line([0, 1], {"a": [0, 1]})
     assert len(plt.get_fignums()) == before
+
+
+def test_log_ticks_labels_exactly_the_values_and_no_minor_ticks():
+    fig, ax = plt.subplots()
+    ax.loglog([32, 40, 48], [1.0, 2.0, 3.0])
+    plots.log_ticks(ax, [32, 40, 48])
+    fig.canvas.draw()
+    major = [t.get_text() for t in ax.get_xticklabels()]
+    minor = [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()]
+    plt.close(fig)
+    assert major == ["32", "40", "48"] and minor == []
+    with pytest.raises(ValueError, match="axis"):
+        plots.log_ticks(ax, [1], axis="z")
