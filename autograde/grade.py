@@ -462,7 +462,8 @@ class Grader:
             return _finish(record)
         record.setdefault("worker_seconds", {}).update(worker.get("seconds", {}))
         if worker.get("leaked"):
-            record["conditions"].append(["error", "feedback withheld: it quoted hidden test lines"])
+            record["conditions"].append(["flagged", "feedback page withheld: it quoted the assignment's hidden "
+                                         "test code (look at the autograded notebook)"])
         self._collect(work, job, sorted(rebuilt), maxes, record, t.source_paths)
         return _finish(record)
 

@@ -24,6 +24,11 @@ MEMORY_BYTES = 2 << 30
 CPU_SECONDS = 60
 WALL_SECONDS = 120
 MESSAGE_LIMIT = 64 << 20
+# the course's notebooks have < 150 cells and < 200 KB of source: a submission far past that is not an answer,
+# and the grading of its text (matching, nbgrader, feedback) would cost minutes
+MAX_CELLS = 1000
+MAX_CELL_CHARS = 256_000
+MAX_SOURCE_CHARS = 4_000_000
 
 
 @dataclass
@@ -111,6 +116,12 @@ def _main() -> int:
     from autograde.sanitize import InvalidNotebook, parse_submission, rebuild
     try:
         cells = parse_submission(raw)
+        sizes = [len(c["source"]) for c in cells]
+        if len(cells) > MAX_CELLS or max(sizes, default=0) > MAX_CELL_CHARS or sum(sizes) > MAX_SOURCE_CHARS:
+            return reply({"status": "invalid_notebook", "detail": (
+                f"too large to grade: {len(cells)} cells, {sum(sizes)} characters of source, the largest cell "
+                f"{max(sizes, default=0)} (limits: {MAX_CELLS} cells, {MAX_SOURCE_CHARS} characters, "
+                f"{MAX_CELL_CHARS} per cell)")})
         other = _identify(cells, job["assignment"], job["known"])
         if other is not None:
             return reply({"status": "wrong_assignment",
