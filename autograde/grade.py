@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -39,8 +40,9 @@ from autograde import boundary, sandbox
 from autograde.course import REPO, Course, dump_json, is_autograded_test, is_grade, nbg, write_atomic
 
 # most severe first: the CSV shows the first that applies, `detail` lists all
+# (memory_limit before kernel_died: a kernel killed by the memory cgroup died because of memory)
 STATUSES = ["missing", "ambiguous", "invalid_notebook", "wrong_assignment", "error", "unsandboxed", "timeout",
-            "kernel_died", "memory_limit", "flagged", "needs_manual_grade", "graded"]
+            "memory_limit", "kernel_died", "flagged", "needs_manual_grade", "graded"]
 CSV_FIELDS = ["student", "assignment", "score", "max_score", "status", "flags", "detail"]
 HARNESS_VERSION = 3
 SUBMISSION_LIMIT = 32 << 20  # bytes of one submitted notebook (outputs included) read at most
@@ -373,14 +375,23 @@ class Grader:
             job_in = json.dumps({"notebook": text, "cell_timeout": cell_timeout,
                                  "retries": self.limits.kernel_retries}).encode()
             argv = [sys.executable, "-m", "autograde.runner"]
+            group = sandbox.MemoryGroup(policy.memory_bytes, "run") if slot is not None else None
             if slot is not None:
-                cmd, run_env = sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot.n, env=env), None
+                cmd = group.prefix() + sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot.n, env=env)
+                run_env = None
             else:
                 cmd, run_env = self._unsandboxed(argv, env, work / f"scratch-{name}", policy)
             report = None
             try:
-                done = boundary.run(cmd, job_in, limit=REPORT_LIMIT, deadline_s=max(1.0, deadline - time.monotonic()),
-                                    env=run_env)
+                try:
+                    done = boundary.run(cmd, job_in, limit=REPORT_LIMIT,
+                                        deadline_s=max(1.0, deadline - time.monotonic()), env=run_env)
+                finally:
+                    if group is not None:
+                        if group.hit():
+                            record["conditions"].append(["memory_limit", f"the processes of {name}.ipynb together "
+                                                         "reached the memory limit"])
+                        group.close()
                 record["cpu_s"] += done.seconds
                 if done.timed_out:
                     record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached "
@@ -421,6 +432,9 @@ class Grader:
                                       policy=policy, wall_s=max(1.0, deadline - time.monotonic()),
                                       model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
                                       sandboxed=slot is not None)
+            if verdict.memory_limit:
+                record["conditions"].append(["memory_limit", f"the answers of {name}.ipynb, checked again, together "
+                                             "reached the memory limit"])
             record.setdefault("worker_seconds", {})["verify"] = round(
                 record.get("worker_seconds", {}).get("verify", 0) + time.monotonic() - t_verify, 2)
             for gid in tests:
@@ -431,8 +445,13 @@ class Grader:
                     failures[f"{name}/{gid}"] = "the notebook's run in the kernel could not be read back"
                 if ok:
                     continue
-                why = verdict.error or "\n".join(m for n, m in verdict.messages.items()
+                why = verdict.error or "\n".join(_student_safe(m, n in verdict.hidden)
+                                                  for n, m in verdict.messages.items()
                                                   if n in verdict.checks_of.get(gid, []))
+                hidden_msgs = [m for n, m in verdict.messages.items()
+                               if n in verdict.checks_of.get(gid, []) and n in verdict.hidden]
+                if hidden_msgs:  # the full messages, for the instructor only (details/, never feedback)
+                    record.setdefault("hidden_failures", {})[f"{name}/{gid}"] = "\n".join(hidden_msgs)[:4000]
                 if gid not in verdict.checks_of:
                     why = "this test cell calls no check, so it cannot be verified outside the kernel"
                 failures[f"{name}/{gid}"] = (why or "failed")[:2000]
@@ -581,6 +600,27 @@ class Grader:
         if not os.environ.get("AUTOGRADE_KEEP_WORK"):
             shutil.rmtree(self.out / ".work", ignore_errors=True)
         return [records[k] for k in sorted(records)]
+
+
+def _student_safe(message: str, hidden: bool) -> str:
+    """A check's failure message as the student may see it: a hidden check's cases by label only.
+
+    A hidden check's per-case message can show its expected value or its inputs (the student's own exception
+    may quote them): feedback released before a deadline would hand out the hidden answers. The summary line,
+    the labels of the failed cases and the hint stay.
+    """
+    if not hidden:
+        return message
+    out = []
+    for line in message.splitlines():
+        m = re.match(r"\s+case ('.*?'|\".*?\"): ", line)
+        if m:
+            out.append(f"  case {m.group(1)}: wrong (a hidden check shows no values)")
+        elif not line.startswith(" "):  # the summary line and the hint
+            out.append(line)
+        elif line.strip().startswith("... and"):
+            out.append(line)
+    return "\n".join(out)
 
 
 def _answers(record: dict) -> dict[str, str]:

@@ -18,7 +18,9 @@ Two ways to be an unprivileged user of its own, chosen by who the grader is:
   Nested user namespaces are refused inside (`--disable-userns`).
 
 The whole memory budget is `Policy.memory_bytes`: the private /tmp and $HOME (RAM-backed) are carved out of
-it, and the rest is the address-space limit of each process.
+it, and the rest is the address-space limit of each process. Where the grader may make a memory cgroup
+(cgroup v1, as root), `MemoryGroup` also caps the sum over all of a sandbox's processes and its tmpfs pages at
+the budget: RLIMIT_AS alone bounds each process, and a sandbox may start up to `max_processes` of them.
 
 What it does not protect against: a kernel exploit, a side channel (timing, /proc/cpuinfo), and resource use
 below the limits (a student can use its whole CPU and memory allowance).
@@ -55,6 +57,78 @@ class Policy:
     def address_space(self) -> int:
         """RLIMIT_AS of each process: what is left of the budget once the private folders are full."""
         return self.memory_bytes - self.tmp_bytes - self.home_bytes
+
+
+class MemoryGroup:
+    """A memory cgroup (v1) holding one sandbox: its processes and tmpfs pages together stay under a limit.
+
+    Made under the grader's own memory cgroup; None-like (``available`` False) where that is impossible (no
+    cgroup v1 memory controller, or not root): then only the per-process limits hold (docs/threat-model.md).
+    """
+
+    def __init__(self, limit_bytes: int, name: str):
+        self.path: Path | None = None
+        base = _memory_cgroup()
+        if base is None:
+            return
+        import secrets
+        path = base / f"autograde-{name}-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            path.mkdir(exist_ok=True)
+            (path / "memory.limit_in_bytes").write_text(str(limit_bytes))
+            self.path = path
+        except OSError:
+            self.close()
+
+    @property
+    def available(self) -> bool:
+        return self.path is not None
+
+    def prefix(self) -> list[str]:
+        """What to put before a command so that it (and all it starts) runs inside this group."""
+        if self.path is None:
+            return []
+        return ["sh", "-c", f'echo $$ > {self.path / "cgroup.procs"} && exec "$@"', "sh"]
+
+    def hit(self) -> bool:
+        """Whether the group reached its limit (an allocation failed or a process was killed for memory)."""
+        if self.path is None:
+            return False
+        try:
+            oom = dict(line.split() for line in (self.path / "memory.oom_control").read_text().splitlines())
+            return int(oom.get("oom_kill", 0)) > 0 or int((self.path / "memory.failcnt").read_text()) > 0
+        except (OSError, ValueError):
+            return False
+
+    def close(self) -> None:
+        """Remove the group (its processes are gone: the sandbox ended with its pid namespace)."""
+        import time
+        if self.path is None:
+            return
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.1)
+        self.path = None
+
+
+def _memory_cgroup() -> Path | None:
+    """The grader's own cgroup v1 memory folder, if this process may make groups in it."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, rel = line.split(":", 2)
+            if "memory" in controllers.split(","):
+                base = Path("/sys/fs/cgroup/memory") / rel.lstrip("/")
+                return base if (base / "memory.limit_in_bytes").exists() and os.access(base, os.W_OK) else None
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def mode() -> str:

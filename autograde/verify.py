@@ -41,6 +41,7 @@ class Verdict:
     seconds: float = 0.0
     checks_of: dict[str, list[str]] = field(default_factory=dict)  # grade_id -> names of the checks it calls
     hidden: set[str] = field(default_factory=set)  # names of the hidden checks among them (never run in the kernel)
+    memory_limit: bool = False  # its processes together reached the memory limit
 
 
 def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
@@ -135,14 +136,20 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
                 "AUTOGRADE_CHECK_PACKAGES": course.visible_package})
     argv = [sys.executable, "-m", "autograde.verify", "child"]
     job = json.dumps({"notebook": notebook_json, "payloads": payloads}).encode()
+    group = sandbox.MemoryGroup(policy.memory_bytes, "verify") if sandboxed else None
     if sandboxed:
-        cmd = sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot, env=env)
+        cmd = group.prefix() + sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot, env=env)
         run_env = None
     else:
         cmd = ["prlimit", f"--as={policy.address_space}", f"--cpu={policy.cpu_seconds}", "--core=0", "--", *argv]
         run_env = {**os.environ, **env}
     try:
-        done = boundary.run(cmd, job, limit=OUTCOME_LIMIT, deadline_s=wall_s, env=run_env)
+        try:
+            done = boundary.run(cmd, job, limit=OUTCOME_LIMIT, deadline_s=wall_s, env=run_env)
+        finally:
+            verdict.memory_limit = group is not None and group.hit()
+            if group is not None:
+                group.close()
         if done.message is None:
             last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
             raise boundary.Rejected(f"out-of-kernel verification ran over {wall_s:.0f} s" if done.timed_out else

@@ -80,7 +80,13 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert [t["result"] for t in loop] == ["failed", "passed", "needs_manual_grade"]
     assert loop[0]["error"].startswith("CellTimeoutError")
     wrong = records["wrong"]["notebooks"]["fx"]["tests"][0]["error"]
-    assert wrong.startswith("CheckFailed: double_hidden: 1 of 2 cases failed") and "case 'array'" in wrong
+    assert wrong.startswith("CheckFailed: double_hidden: 2 of 3 cases failed") and "case 'array'" in wrong  # + a derived "called twice" case
+    # a hidden check's expected values and inputs stay with the instructor (details), never in feedback
+    assert "input:" not in wrong and "array([" not in wrong and "expected" not in wrong
+    assert "input: (array([0., 1., 2., 3.]))" in records["wrong"]["hidden_failures"]["fx/test_double"]
+    page = (out / "feedback" / "wrong" / "fx" / "fx.html").read_text()
+    assert "case &#x27;array&#x27;: wrong" in page or "case 'array': wrong" in page
+    assert "expected [" not in page
     assert "killed the kernel" in records["exit"]["detail"]
     assert "ran out of memory" in records["memory"]["detail"]
     assert "not valid JSON" in records["invalid"]["detail"]
@@ -116,7 +122,7 @@ def test_feedback_never_shows_hidden_tests(graded):
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN TESTS" not in text, page
     wrong = html.unescape(re.sub(r"<[^>]+>", "", (out / "feedback" / "wrong" / "fx" / "fx.html").read_text()))
-    assert "double_hidden: 1 of 2 cases failed" in wrong  # the verdict of the hidden check is shown, not its code
+    assert "double_hidden: 2 of 3 cases failed" in wrong  # the verdict of the hidden check is shown, not its code
 
 
 def test_one_worker_gives_the_same_results_and_reruns_reuse_them(graded, tmp_path):

@@ -204,6 +204,34 @@ def test_readonly_mounts_cannot_be_written(mode):
     assert not (REPO / "course_lib" / "x.py").exists()
 
 
+@pytest.mark.skipif(sandbox._memory_cgroup() is None, reason="no cgroup v1 memory controller (or not root)")
+def test_memory_summed_over_processes_stays_under_the_budget():
+    """RLIMIT_AS bounds each process; a memory cgroup bounds their sum (a red team held 5.2 GB under 2 GB with
+    three children). Three children each fill 700 MB, allowed one by one, under a 1.5 GB budget."""
+    policy = sandbox.Policy(memory_bytes=1536 << 20)
+    group = sandbox.MemoryGroup(policy.memory_bytes, "test")
+    code = textwrap.dedent("""
+        import os, time
+        kids = []
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:
+                x = bytearray(700 << 20)  # zero-filled: every page touched
+                time.sleep(3)
+                os._exit(0)
+            kids.append(pid)
+        print(sum(os.waitpid(k, 0)[1] == 0 for k in kids))
+    """)
+    try:
+        cmd = group.prefix() + sandbox.wrap([sys.executable, "-c", code], readonly=[], policy=policy)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        peak = int((group.path / "memory.max_usage_in_bytes").read_text())
+        assert int(r.stdout.strip()) < 3, (r.stdout, r.stderr)  # not all three fit
+        assert group.hit() and peak <= policy.memory_bytes
+    finally:
+        group.close()
+
+
 def test_userns_refusal_names_what_to_enable(monkeypatch):
     """A grader that cannot make user namespaces gets one line saying what to enable, not a traceback."""
     monkeypatch.setattr(sandbox, "mode", lambda: "userns")
