@@ -74,6 +74,19 @@ class Course:
             if p not in sys.path:
                 sys.path.insert(0, p)
 
+    def package_spec(self, package: str):
+        """Where this course's package ``package`` lives: searched on the course's own pythonpath first, so that
+        a package of the same name imported earlier from another course (two fixture courses in one process)
+        is not taken for it."""
+        import importlib.machinery
+        import importlib.util
+        if self.pythonpath and "." not in package:
+            spec = importlib.machinery.PathFinder.find_spec(package, [str(p) for p in self.pythonpath])
+            if spec is not None:
+                return spec
+        self.ensure_importable()
+        return importlib.util.find_spec(package)
+
     def hidden_registry(self):
         """The HiddenRegistry of this course (imports the hidden package lazily)."""
         from autograde.hidden import HIDDEN, HiddenRegistry

@@ -73,12 +73,11 @@ class Job:
 
 def _code_fingerprint(course: Course) -> str:
     """Hash of the code that decides grades: the harness, the check engine, the course's check packages."""
-    import importlib.util
     course.ensure_importable()
     h = hashlib.sha256(str(HARNESS_VERSION).encode())
     files = sorted((REPO / "autograde").glob("*.py")) + [REPO / "course_lib" / "checks" / "engine.py"]
     for package in (course.visible_package, course.hidden_package):
-        spec = importlib.util.find_spec(package)
+        spec = course.package_spec(package)
         if spec and spec.submodule_search_locations:
             files += sorted(p for d in spec.submodule_search_locations for p in Path(d).glob("*.py"))
         elif spec and spec.origin:

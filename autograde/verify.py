@@ -77,9 +77,8 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str):
 
 def check_package_files(course: Course, package: str) -> list[Path]:
     """The files (a module, or a package's folder) that make up an importable package of the course."""
-    import importlib.util
     course.ensure_importable()
-    spec = importlib.util.find_spec(package)
+    spec = course.package_spec(package)
     if spec is None:
         return []
     if spec.submodule_search_locations:

@@ -155,6 +155,10 @@ def graded(tmp_path_factory):
                                                                if before_course.get(k) != after_course.get(k)}}
     shutil.rmtree(base, ignore_errors=True)
     shutil.rmtree(out_user, ignore_errors=True)
+    # this course's check packages share their names with the session's fixture course: forget them
+    for name in [m for m in sys.modules if m.split(".")[0] in ("fx_checks", "fx_hidden")]:
+        del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if p != str(root / "pylib")]
 
 
 MODES = ["root", "userns"]
