@@ -147,7 +147,10 @@ def test_one_worker_gives_the_same_results_and_reruns_reuse_them(graded, tmp_pat
 
 
 def test_wall_clock_limit(fx_course, tmp_path):
-    submit(tmp_path / "subs", "slow", student_notebook(fx_course, CORRECT))
+    # the answer waits (no CPU, so the per-cell CPU limit never fires) far past the run's wall-clock limit: the
+    # outcome does not depend on how fast this machine starts a kernel (CI once finished a correct notebook in 2 s)
+    slow = dict(CORRECT, double="import time\ntime.sleep(600)\n" + CORRECT["double"])
+    submit(tmp_path / "subs", "slow", student_notebook(fx_course, slow))
     records = grade(fx_course, tmp_path / "subs", tmp_path / "out", limits=Limits(wall_s=2), log=lambda *_: None)
     assert records[0]["status"] == "timeout" and records[0]["score"] == 0
     assert "wall-clock limit of 2 s" in records[0]["detail"]
