@@ -22,11 +22,13 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
 from .model import ModelConfig, Transformer
 
@@ -255,18 +257,24 @@ def _dequantize(raw: np.ndarray, ggml_type: int, n: int) -> np.ndarray:
     name = _TENSOR_TYPES[ggml_type][0]
     if name == "F32":
         return raw.view("<f4").copy()  # a copy: arrays over the file's bytes are read-only
+    # In-place arithmetic: one float32 buffer per tensor instead of three (a third of the load time; grading
+    # loads the model in two fresh processes per student).
     if name == "Q8_0":  # blocks of 32: float16 scale d, 32 int8
         blocks = raw.reshape(-1, 34)
         d = blocks[:, :2].copy().view("<f2").astype(np.float32)
-        q = blocks[:, 2:].view(np.int8).astype(np.float32)
-        return (d * q).reshape(n)
+        w = blocks[:, 2:].view(np.int8).astype(np.float32)
+        w *= d
+        return w.reshape(n)
     # Q4_1, blocks of 32: float16 scale d and minimum m, 16 bytes whose low nibbles are weights 0-15, high 16-31
     blocks = raw.reshape(-1, 20)
     d = blocks[:, 0:2].copy().view("<f2").astype(np.float32)
     m = blocks[:, 2:4].copy().view("<f2").astype(np.float32)
     packed = blocks[:, 4:]
-    q = np.concatenate([packed & 0x0F, packed >> 4], axis=1).astype(np.float32)
-    return (d * q + m).reshape(n)
+    w = np.empty((len(blocks), 32), dtype=np.float32)
+    w[:, :16], w[:, 16:] = packed & 0x0F, packed >> 4
+    w *= d
+    w += m
+    return w.reshape(n)
 
 
 def _blocks(raw: np.ndarray, ggml_type: int, shape: list[int]) -> QuantizedBlocks | None:
@@ -357,11 +365,25 @@ def read_gguf(path: Path, keep_blocks: bool = False) -> Checkpoint:
                       chat_template=fields.get("tokenizer.chat_template"), blocks=kept)
 
 
+@contextmanager
+def _no_init():
+    """Skip nn.Linear/nn.Embedding's random init (the meta device would do too, but its first use costs ~1 s of
+    one-off imports in every fresh process, and grading starts two per student)."""
+    saved = {cls: cls.reset_parameters for cls in (nn.Linear, nn.Embedding)}
+    try:
+        for cls in saved:
+            cls.reset_parameters = lambda self: None
+        yield
+    finally:
+        for cls, fn in saved.items():
+            cls.reset_parameters = fn
+
+
 def build_model(config: ModelConfig, state_dict: dict[str, torch.Tensor], device=None,
                 dtype: torch.dtype = torch.float32) -> Transformer:
     """A Transformer with exactly these weights: every parameter filled, shapes asserted, nothing left over."""
-    with torch.device("meta"):
-        model = Transformer(config)  # no memory, no random init: every weight comes from the checkpoint
+    with _no_init():
+        model = Transformer(config)  # no random init: every weight comes from the checkpoint
     expected = dict(model.named_parameters())
     missing = sorted(set(expected) - set(state_dict))
     extra = sorted(set(state_dict) - set(expected))
