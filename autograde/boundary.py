@@ -99,16 +99,20 @@ def _kill(p: subprocess.Popen) -> None:
         pass
 
 
-def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dict | None = None) -> Finished:
+def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dict | None = None,
+        started=None) -> Finished:
     """Run cmd, feed it stdin, and read one framed message from its stdout within limit bytes and deadline_s.
 
     The process (a sandbox) is killed as soon as its message is in, on the deadline, or when it sends more
     than ``limit`` bytes; nothing it leaves running (a thread, a background process holding its stdout open)
-    can make the grader wait longer than the deadline.
+    can make the grader wait longer than the deadline. ``started(pid)``, if given, is told the process's pid
+    (a memory watchdog, sandbox.MemoryGroup).
     """
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          start_new_session=True, env=env)
+    if started is not None:
+        started(p.pid)
     out, err = bytearray(), bytearray()
     out_fd, err_fd, in_fd = p.stdout.fileno(), p.stderr.fileno(), p.stdin.fileno()
     for fd in (out_fd, err_fd, in_fd):

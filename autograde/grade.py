@@ -374,7 +374,8 @@ class Grader:
             job_in = json.dumps({"notebook": text, "cell_timeout": cell_timeout,
                                  "retries": self.limits.kernel_retries}).encode()
             argv = [sys.executable, "-m", "autograde.runner"]
-            group = sandbox.MemoryGroup(policy.memory_bytes, "run") if slot is not None else None
+            group = (sandbox.MemoryGroup(policy.memory_bytes, "run", watch_bytes=policy.address_space)
+                     if slot is not None else None)
             if slot is not None:
                 cmd = group.prefix() + sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot.n, env=env)
                 run_env = None
@@ -384,7 +385,8 @@ class Grader:
             try:
                 try:
                     done = boundary.run(cmd, job_in, limit=REPORT_LIMIT,
-                                        deadline_s=max(1.0, deadline - time.monotonic()), env=run_env)
+                                        deadline_s=max(1.0, deadline - time.monotonic()), env=run_env,
+                                        started=group.started if group is not None else None)
                 finally:
                     if group is not None:
                         if group.hit():

@@ -21,6 +21,8 @@ The whole memory budget is `Policy.memory_bytes`: the private /tmp and $HOME (RA
 it, and the rest is the address-space limit of each process. Where the grader may make a memory cgroup
 (cgroup v1, as root), `MemoryGroup` also caps the sum over all of a sandbox's processes and its tmpfs pages at
 the budget: RLIMIT_AS alone bounds each process, and a sandbox may start up to `max_processes` of them.
+Elsewhere (not root, cgroup v2 only) `MemoryGroup` is a watchdog over the summed resident memory of the
+sandbox's processes: it kills the tree within one poll of passing the budget (not a hard cap).
 
 What it does not protect against: a kernel exploit, a side channel (timing, /proc/cpuinfo), and resource use
 below the limits (a student can use its whole CPU and memory allowance).
@@ -62,12 +64,22 @@ class Policy:
 class MemoryGroup:
     """A memory cgroup (v1) holding one sandbox: its processes and tmpfs pages together stay under a limit.
 
-    Made under the grader's own memory cgroup; None-like (``available`` False) where that is impossible (no
-    cgroup v1 memory controller, or not root): then only the per-process limits hold (docs/threat-model.md).
+    Made under the grader's own memory cgroup. Where that is impossible (not root, or no cgroup v1 memory
+    controller) it falls back to a watchdog (`started`): the resident memory summed over the sandbox's process
+    tree, polled every POLL_S, and the whole tree killed once the sum passes the limit less the private
+    folders (they are capped on their own). The watchdog is not a hard cap: between two polls a fill can pass
+    the limit by what it writes in POLL_S, and each process stays under RLIMIT_AS whatever happens
+    (docs/threat-model.md).
     """
 
-    def __init__(self, limit_bytes: int, name: str):
+    POLL_S = 0.02
+
+    def __init__(self, limit_bytes: int, name: str, watch_bytes: int | None = None):
         self.path: Path | None = None
+        self._limit = watch_bytes if watch_bytes is not None else limit_bytes
+        self._stop = None
+        self.fired = False
+        self.peak = 0  # the largest sum the watchdog saw (bytes)
         base = _memory_cgroup()
         if base is None:
             return
@@ -90,8 +102,47 @@ class MemoryGroup:
             return []
         return ["sh", "-c", f'echo $$ > {self.path / "cgroup.procs"} && exec "$@"', "sh"]
 
+    def started(self, pid: int) -> None:
+        """The sandbox's first process is `pid`: without a cgroup, watch its tree from now on."""
+        if self.path is not None:
+            return
+        import threading
+        self._stop = threading.Event()
+        threading.Thread(target=self._watch, args=(pid, self._stop), daemon=True).start()
+
+    def _watch(self, pid: int, stop) -> None:
+        import signal
+
+        import psutil
+        try:
+            root = psutil.Process(pid)
+        except psutil.Error:
+            return
+        while not stop.wait(self.POLL_S):
+            try:
+                procs = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                return  # the sandbox ended
+            total = 0
+            for proc in procs:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            if total > self._limit:
+                self.fired = True
+                for proc in procs:  # the pid namespace's init last would do, but every pid is cheap to kill
+                    try:
+                        proc.send_signal(signal.SIGKILL)
+                    except psutil.Error:
+                        pass
+                return
+
     def hit(self) -> bool:
         """Whether the group reached its limit (an allocation failed or a process was killed for memory)."""
+        if self.fired:
+            return True
         if self.path is None:
             return False
         try:
@@ -103,6 +154,8 @@ class MemoryGroup:
     def close(self) -> None:
         """Remove the group (its processes are gone: the sandbox ended with its pid namespace)."""
         import time
+        if self._stop is not None:
+            self._stop.set()
         if self.path is None:
             return
         for _ in range(50):

@@ -135,7 +135,8 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
                 "AUTOGRADE_CHECK_PACKAGES": course.visible_package})
     argv = [sys.executable, "-m", "autograde.verify", "child"]
     job = json.dumps({"notebook": notebook_json, "payloads": payloads}).encode()
-    group = sandbox.MemoryGroup(policy.memory_bytes, "verify") if sandboxed else None
+    group = (sandbox.MemoryGroup(policy.memory_bytes, "verify", watch_bytes=policy.address_space)
+             if sandboxed else None)
     if sandboxed:
         cmd = group.prefix() + sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot, env=env)
         run_env = None
@@ -144,7 +145,8 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         run_env = {**os.environ, **env}
     try:
         try:
-            done = boundary.run(cmd, job, limit=OUTCOME_LIMIT, deadline_s=wall_s, env=run_env)
+            done = boundary.run(cmd, job, limit=OUTCOME_LIMIT, deadline_s=wall_s, env=run_env,
+                                started=group.started if group is not None else None)
         finally:
             verdict.memory_limit = group is not None and group.hit()
             if group is not None:

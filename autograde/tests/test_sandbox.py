@@ -231,6 +231,40 @@ def test_memory_summed_over_processes_stays_under_the_budget():
         group.close()
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_without_a_cgroup_a_watchdog_stops_the_summed_memory(mode, monkeypatch):
+    """No memory cgroup (a grader that is not root, or cgroup v2 only): the watchdog sums the resident memory of
+    the sandbox's whole tree and kills it. Three children each fill 700 MB (each allowed by RLIMIT_AS) and
+    then wait 3 s, so the sum (2.1 GB) stands well past the 1.25 GB limit for longer than any poll delay."""
+    monkeypatch.setattr(sandbox, "_memory_cgroup", lambda: None)
+    policy = sandbox.Policy(memory_bytes=1536 << 20)
+    group = sandbox.MemoryGroup(policy.memory_bytes, "test", watch_bytes=policy.address_space)
+    assert not group.available
+    code = textwrap.dedent("""
+        import os, time
+        kids = []
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:
+                x = bytearray(700 << 20)  # zero-filled: every page touched
+                time.sleep(3)
+                os._exit(0)
+            kids.append(pid)
+        print(sum(os.waitpid(k, 0)[1] == 0 for k in kids))
+    """)
+    cmd = sandbox.wrap([sys.executable, "-c", code], readonly=[], policy=policy, userns=mode == "userns")
+    if mode == "userns":
+        cmd = unprivileged.command(cmd, {"PATH": "/usr/bin:/bin"})
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        group.started(p.pid)
+        out, err = p.communicate(timeout=120)
+    finally:
+        group.close()
+    assert group.hit() and out.strip() != "3", (out, err, group.peak)
+    assert group.peak > policy.address_space  # it fired on what it measured, not on an error
+
+
 def test_userns_refusal_names_what_to_enable(monkeypatch):
     """A grader that cannot make user namespaces gets one line saying what to enable, not a traceback."""
     monkeypatch.setattr(sandbox, "mode", lambda: "userns")
