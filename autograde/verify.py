@@ -17,6 +17,7 @@ each cell with the lower of the in-kernel and out-of-kernel results and flags di
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -42,6 +43,20 @@ class Verdict:
     checks_of: dict[str, list[str]] = field(default_factory=dict)  # grade_id -> names of the checks it calls
     hidden: set[str] = field(default_factory=set)  # names of the hidden checks among them (never run in the kernel)
     memory_limit: bool = False  # its processes together reached the memory limit
+
+
+_PAYLOADS: dict[tuple, tuple[dict, dict]] = {}
+
+
+def _payloads_of(course: Course, source: Path) -> tuple[dict, dict]:
+    """_payloads of an instructor notebook, built once per process (the same for every student: ~1-3 s of
+    case building, model calls included, that every grading repeated)."""
+    st = source.stat()
+    key = (str(source), st.st_mtime_ns, st.st_size, course.visible_package, course.hidden_package,
+           tuple(str(p) for p in course.path_entries()))
+    if key not in _PAYLOADS:
+        _PAYLOADS[key] = _payloads(course, read_notebook(source))
+    return _PAYLOADS[key]
 
 
 def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
@@ -106,7 +121,21 @@ def course_sandbox(course: Course, model_file: Path | None) -> tuple[list[Path],
     if model_file is not None:
         readonly.append(model_file)
         env["COURSE_MODEL_FILE"] = str(model_file)
+        fp32 = model_fp32_file(model_file)
+        if fp32 is not None:  # the float32 weights, mapped instead of dequantized (course_lib.weights.fp32_file)
+            readonly.append(fp32)
+            env["COURSE_MODEL_FP32"] = str(fp32)
     return readonly, env
+
+
+@functools.lru_cache(maxsize=8)
+def model_fp32_file(model_file: Path) -> Path | None:
+    """The grader's float32 copy of the model file's weights, made here (trusted) the first time; or None."""
+    from course_lib import weights
+    try:
+        return weights.ensure_fp32(model_file, weights.sha256_of(model_file))
+    except Exception:  # noqa: BLE001 - not the course's model (a fixture): sandboxes dequantize as before
+        return None
 
 
 def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: int = 0,
@@ -123,8 +152,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     sandboxed: False only for `grade --no-sandbox` (then the child is a plain process with the same limits).
     """
     t0 = time.perf_counter()
-    source_nb = read_notebook(source)
-    payloads, cells = _payloads(course, source_nb)
+    payloads, cells = _payloads_of(course, Path(source))
     verdict = Verdict(cells={g: False for g in cells}, checks_of=cells,
                       hidden={n for n, info in payloads.items() if info["kind"] == "hidden_check"})
     if not payloads:

@@ -3,6 +3,11 @@
     python benchmarks/grading_throughput.py                      # fixture assignment, 12 students, 1 vs 2
     python benchmarks/grading_throughput.py --assignment 02_logits_softmax --students 6
     python benchmarks/grading_throughput.py --workers 4 --repeat 2
+    python benchmarks/grading_throughput.py --per-student --students 3   # every real assignment, on one core
+
+--per-student grades every real assignment with one worker pinned to one core (the process and all its children:
+sandboxes, kernels, verification) and prints the wall seconds per student-notebook against the 15 s target of
+docs/scaling.md.
 
 Every student is a copy of a correct submission (the fixture's own answers, or the instructor notebook of a
 real assignment, which scores full marks), so every run does the same work. Runs of the same size are
@@ -69,6 +74,29 @@ def run_once(course: Course, subs: Path, out: Path, assignment: str, workers: in
             "task_wall": statistics.median(t["wall_s"] for t in timings)}
 
 
+TARGET_S = 15.0  # issue 18: wall seconds per student-notebook on one core
+
+
+def per_student(students: int, repeat: int, limits: Limits) -> int:
+    """Grade each real assignment on one core with one worker; print wall s per student-notebook."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # inherited by every child: one core in all
+    print(f"load average at start: {os.getloadavg()[0]:.2f}; pinned to core {min(os.sched_getaffinity(0))}")
+    print(f"| assignment | students | wall s per student-notebook | median CPU s | statuses | <= {TARGET_S:g} s |")
+    print("|---|---|---|---|---|---|")
+    worst = 0.0
+    for a in sorted(p.name for p in Course().solutions.iterdir() if p.is_dir()):
+        with tempfile.TemporaryDirectory(prefix="grading-per-student-") as tmp:
+            course, subs, _ = real(Path(tmp), a, students)
+            runs = [run_once(course, subs, Path(tmp) / "out", a, 1, limits) for _ in range(repeat)]
+        r = min(runs, key=lambda r: r["wall"])  # another process can only slow a run
+        per = r["wall"] / r["n"]  # start-up, release copy and merge included
+        worst = max(worst, per)
+        print(f"| {a} | {r['n']} | {per:.1f} | {r['cpu']:.1f} | {', '.join(r['statuses'])} | "
+              f"{'yes' if per <= TARGET_S else 'NO'} |", flush=True)
+    print(f"load average at end: {os.getloadavg()[0]:.2f}; slowest {worst:.1f} s per student-notebook")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -77,9 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="N, compared with 1")
     p.add_argument("--repeat", type=int, default=1, help="interleaved repetitions of each size (best kept)")
     p.add_argument("--cell-timeout", type=int, default=300)
+    p.add_argument("--per-student", action="store_true",
+                   help="every real assignment, one worker on one core: wall s per student-notebook")
     args = p.parse_args(argv)
     tools_beside_python()
     limits = Limits(wall_s=1800, cell_timeout=args.cell_timeout)
+    if args.per_student:
+        return per_student(args.students, args.repeat, limits)
     print(f"load average at start: {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="grading-throughput-") as tmp:
         work = Path(tmp)

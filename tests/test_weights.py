@@ -153,3 +153,36 @@ def test_a_tensor_type_the_reader_does_not_know_is_refused_by_name(monkeypatch):
     monkeypatch.setattr(weights, "_TENSOR_TYPES", {k: v for k, v in weights._TENSOR_TYPES.items() if v[0] != "Q4_1"})
     with pytest.raises(ModelFileError, match=r"tensor 'blk\.0\.ffn_down\.weight' has GGML type 3; this reader knows"):
         weights.read_gguf(fetch(progress=False))
+
+
+def test_mapped_float32_weights_equal_the_dequantized_ones_and_stay_untouched(tmp_path, monkeypatch):
+    """The float32 copy load_model maps is bit for bit what reading the GGUF gives (itself checked against
+    llama.cpp's gguf package above); a copy made from another file, or cut short, is rebuilt; writing into the
+    mapped weights changes this process's copy only (copy-on-write), never the file."""
+    import hashlib
+
+    from course_lib import weights
+    path = weights.fetch(progress=False)
+    cache = tmp_path / "w.fp32.pt"
+    monkeypatch.setenv("COURSE_MODEL_FP32", str(cache))
+    reference = weights.read_gguf(path).state_dict
+    first = weights.read_checkpoint(path, weights.SMOLLM2.sha256)  # builds the file
+    assert cache.exists() and oct(cache.stat().st_mode & 0o777) == "0o644"
+    mapped = weights.read_checkpoint(path, weights.SMOLLM2.sha256)  # maps it
+    for got in (first.state_dict, mapped.state_dict):
+        assert got.keys() == reference.keys()
+        assert all(torch.equal(got[k], reference[k]) for k in reference)
+    digest = hashlib.sha256(cache.read_bytes()).hexdigest()
+    mapped.state_dict["norm.weight"].mul_(0)
+    del mapped
+    assert hashlib.sha256(cache.read_bytes()).hexdigest() == digest
+    again = weights.read_checkpoint(path, weights.SMOLLM2.sha256).state_dict
+    assert torch.equal(again["norm.weight"], reference["norm.weight"])
+    # made from another model file: ignored and rebuilt
+    weights.write_fp32(cache, {"norm.weight": torch.zeros(3)}, "0" * 64)
+    assert torch.equal(weights.read_checkpoint(path, weights.SMOLLM2.sha256).state_dict["norm.weight"],
+                       reference["norm.weight"])
+    # cut short: rebuilt
+    cache.write_bytes(cache.read_bytes()[:1000])
+    assert torch.equal(weights.read_checkpoint(path, weights.SMOLLM2.sha256).state_dict["norm.weight"],
+                       reference["norm.weight"])
