@@ -341,7 +341,7 @@ class Grader:
     def _grade_in(self, work: Path, job: Job, t, present: dict, maxes: dict, record: dict, slot) -> dict:
         """Intake, the sandboxed run, the sandboxed verification, then the trusted pass (see module docstring)."""
         from autograde.intake import intake
-        from autograde.verify import course_sandbox, verify_notebook
+        from autograde.verify import course_sandbox, rules_of, verify_notebook
 
         deadline = time.monotonic() + self.limits.wall_s
         course_dir = work / "course"
@@ -350,8 +350,10 @@ class Grader:
         shutil.copytree(t.data_dir, course_dir / "source" / job.assignment)
         shutil.copyfile(t.gradebook, course_dir / "gradebook.db")
         rebuilt: dict[str, str] = {}
+        broken_rules: dict[str, dict[str, list[str]]] = {}
         for name, raw in sorted(present.items()):
-            got = intake(raw, t.notebooks[name], job.assignment, self._known, scan=True)
+            got = intake(raw, t.notebooks[name], job.assignment, self._known, scan=True,
+                         rules=rules_of(self.course, t.source_paths[name]))
             if got.status != "ok":
                 record["conditions"].append([got.status, f"{name}.ipynb: {got.detail}"])
                 continue
@@ -359,6 +361,7 @@ class Grader:
             record.setdefault("flags", []).extend(f"{name}.ipynb {f}" if len(present) > 1 else f for f in got.flags)
             (sub / f"{name}.ipynb").write_text(got.notebook, encoding="utf-8")
             rebuilt[name] = got.notebook
+            broken_rules[name] = got.rule_failures
         if not rebuilt:
             return _finish(record)
         policy = self._sandbox_policy()
@@ -432,7 +435,7 @@ class Grader:
             verdict = verify_notebook(self.course, t.source_paths[name], text, slot=slot.n if slot else 0,
                                       policy=policy, wall_s=max(1.0, deadline - time.monotonic()),
                                       model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
-                                      sandboxed=slot is not None)
+                                      sandboxed=slot is not None, rule_failures=broken_rules.get(name))
             if verdict.memory_limit:
                 record["conditions"].append(["memory_limit", f"the answers of {name}.ipynb, checked again, together "
                                              "reached the memory limit"])

@@ -40,6 +40,7 @@ class Intake:
     notebook: str = ""  # the rebuilt notebook (nbformat JSON text) when status is "ok"
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    rule_failures: dict[str, list[str]] = field(default_factory=dict)  # check name -> forbidden uses found
 
 
 def _norm(src: str) -> str:
@@ -60,9 +61,16 @@ def fingerprints(release_text: str) -> dict:
     return {"ids": sorted(set(ids)), "texts": sorted(set(texts))}
 
 
-def intake(raw: bytes, release_text: str, assignment: str, known: dict[str, dict], *, scan: bool = True) -> Intake:
-    """Rebuild and scan a submission in a limited child; known: {assignment id: fingerprints(...)}."""
-    header = json.dumps({"release": release_text, "assignment": assignment, "known": known, "scan": scan}).encode()
+def intake(raw: bytes, release_text: str, assignment: str, known: dict[str, dict], *, scan: bool = True,
+           rules: dict[str, tuple[str, list[str]]] | None = None) -> Intake:
+    """Rebuild and scan a submission in a limited child; known: {assignment id: fingerprints(...)}.
+
+    rules: {check name: (exercise, forbidden calls)}: the answers are read for those calls here, from the
+    text (course_lib.checks.rules.notebook_violations), since a kernel's own report of them is the student's.
+    """
+    rules = rules or {}
+    header = json.dumps({"release": release_text, "assignment": assignment, "known": known, "scan": scan,
+                         "rules": rules}).encode()
     cmd = ["prlimit", f"--as={MEMORY_BYTES}", f"--cpu={CPU_SECONDS}", "--core=0", "--",
            sys.executable, "-m", "autograde.intake"]
     try:
@@ -79,11 +87,14 @@ def intake(raw: bytes, release_text: str, assignment: str, known: dict[str, dict
             raise boundary.Rejected("the intake's answer has an unexpected form")
         if data["status"] != "ok":
             return Intake(data["status"], data["detail"][:1000])
-        notes, flags = data.get("notes"), data.get("flags")
+        notes, flags, found = data.get("notes"), data.get("flags"), data.get("rules", {})
         if not (isinstance(data.get("notebook"), str) and isinstance(notes, list) and isinstance(flags, list)
-                and all(isinstance(x, str) for x in notes + flags)):
+                and all(isinstance(x, str) for x in notes + flags) and isinstance(found, dict)
+                and set(found) <= set(rules) and all(isinstance(v, list) and all(isinstance(m, str) for m in v)
+                                                     for v in found.values())):
             raise boundary.Rejected("the intake's answer has an unexpected form")
-        return Intake("ok", "", data["notebook"], notes[:100], flags[:100])
+        return Intake("ok", "", data["notebook"], notes[:100], flags[:100],
+                      {k: [m[:500] for m in v[:20]] for k, v in found.items() if v})
     except boundary.Rejected as e:
         return Intake("invalid_notebook", f"the notebook could not be read: {e}")
 
@@ -135,7 +146,20 @@ def _main() -> int:
     if job.get("scan"):
         from autograde.scan import scan_notebook
         flags = scan_notebook(nb)
-    return reply({"status": "ok", "notebook": nbformat.writes(nb), "notes": notes, "flags": flags})
+    found: dict[str, list[str]] = {}
+    if job.get("rules"):
+        from autograde.course import is_autograded_test, is_demo
+        from course_lib.checks.rules import notebook_violations
+        answers = [c.source for c in nb.cells if c.cell_type == "code" and not is_autograded_test(c)
+                   and not is_demo(c)]  # what the kernel and the verification run
+        for name, (exercise, forbidden) in job["rules"].items():
+            try:
+                found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden)]
+            except Exception as e:  # noqa: BLE001 - code that breaks the reader: the rule cannot be checked
+                notes.append(f"the answer to {exercise} could not be read for the calls it may not use "
+                             f"({type(e).__name__}); the checks in the kernel still apply")
+    return reply({"status": "ok", "notebook": nbformat.writes(nb), "notes": notes, "flags": flags,
+                  "rules": found})
 
 
 if __name__ == "__main__":

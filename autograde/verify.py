@@ -68,9 +68,16 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
     for grade_id, kind, name in check_calls(source_nb):
         chk = (hidden if kind == "hidden_check" else visible).get(name)
         payloads[name] = {"exercise": chk.exercise, "payload": encode_cases(chk.cases(), chk.allow_mutation),
-                          "kind": kind}
+                          "kind": kind, "forbidden": list(chk.forbidden)}
         cells.setdefault(grade_id, []).append(name)
     return payloads, cells
+
+
+def rules_of(course: Course, source: Path) -> dict[str, tuple[str, list[str]]]:
+    """{check name: (exercise, forbidden calls)} for the checks of an instructor notebook that forbid any:
+    autograde.intake reads the submission's text for them (never the kernel's word)."""
+    payloads, _ = _payloads_of(course, Path(source))
+    return {n: (p["exercise"], p["forbidden"]) for n, p in payloads.items() if p["forbidden"]}
 
 
 def _judge(course: Course, name: str, kind: str, outcomes_json: str):
@@ -141,7 +148,8 @@ def model_fp32_file(model_file: Path) -> Path | None:
 def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: int = 0,
                     policy: sandbox.Policy = sandbox.Policy(), wall_s: float = 600.0,
                     model_file: Path | None = None, step_timeout: float = 120.0,
-                    skip_cells: tuple[int, ...] = (), sandboxed: bool = True) -> Verdict:
+                    skip_cells: tuple[int, ...] = (), sandboxed: bool = True,
+                    rule_failures: dict[str, list[str]] | None = None) -> Verdict:
     """Run the submission's answers in a fresh sandbox and judge every check of its graded cells here.
 
     notebook_json: the rebuilt submission (autograde.sanitize), sent to the child on its standard input.
@@ -150,6 +158,8 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     skip_cells: indices of cells not to run, as in the kernel (they killed it, or ignored its interrupt): a
     cell that crashes its process would otherwise cost every answer here, not only its own.
     sandboxed: False only for `grade --no-sandbox` (then the child is a plain process with the same limits).
+    rule_failures: {check name: messages}: forbidden calls found in the submission's text (autograde.intake,
+    from ``rules_of``); each such check fails with those messages, whatever its values.
     """
     t0 = time.perf_counter()
     payloads, cells = _payloads_of(course, Path(source))
@@ -198,9 +208,10 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             verdict.messages[name] = "no result for this check"
             continue
         result = _judge(course, name, info["kind"], text)
-        passed[name] = result.passed
-        if not result.passed:
-            verdict.messages[name] = result.message
+        broken = (rule_failures or {}).get(name, [])
+        passed[name] = result.passed and not broken
+        if not passed[name]:
+            verdict.messages[name] = "\n".join(([] if result.passed else [result.message]) + broken)
     verdict.cells = {g: all(passed[n] for n in names) for g, names in cells.items()}
     verdict.seconds = time.perf_counter() - t0
     return verdict

@@ -24,7 +24,7 @@ import torch
 
 from course_lib.checks.engine import Case, Check, Contract, Generator, exact
 from course_lib.checks.sampling import (
-    FALSE_FAIL, boolean, filtered, log_probs, number_close, raises_case, sampler_fit,
+    FALSE_FAIL, GREEDY_FORBIDDEN, SAMPLE_FORBIDDEN, boolean, filtered, log_probs, number_close, raises_case, sampler_fit,
 )
 
 ASSIGNMENT = "03_sampling"
@@ -413,8 +413,10 @@ def _loop_defaults() -> list[Case]:
 
 def _min_p_errors() -> list[Case]:
     x = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
-    # (min_tokens_to_keep=0 or 1.5 are not tested: exercise 4's text does not promise their ValueError yet)
-    return raises_case("ValueError", x, -0.1, label="min_p=-0.1 must raise ValueError")
+    return (raises_case("ValueError", x, -0.1, label="min_p=-0.1 must raise ValueError")
+            + raises_case("ValueError", x, 0.1, min_tokens_to_keep=0, label="min_tokens_to_keep=0 must raise ValueError")
+            + raises_case("ValueError", x, 0.1, min_tokens_to_keep=1.5,
+                          label="min_tokens_to_keep=1.5 must raise ValueError"))
 
 
 def _pipeline_defaults() -> list[Case]:
@@ -429,9 +431,10 @@ def _pipeline_defaults() -> list[Case]:
 
 
 CHECKS = [
-    Check("greedy_hidden", "greedy", _greedy_cases, exact(),
+    Check("greedy_hidden", "greedy", _greedy_cases, exact(), forbidden=GREEDY_FORBIDDEN,
           hint="argmax along dim=-1 (first of tied maxima); works for any batch shape and dtype."),
     Check("sample_hidden", "sample", _sample_cases, sampler_fit(FALSE_FAIL), contract=Contract(generator=True),
+          forbidden=SAMPLE_FORBIDDEN,
           hint="one uniform per row from the generator, inverse CDF along the last dim; zero-probability tokens never drawn."),
     Check("top_k_filter_hidden", "top_k_filter", _top_k_cases, filtered(),
           hint="keep logits >= the k-th largest of each row (ties kept); k >= V keeps all; keep the dtype."),
@@ -443,7 +446,7 @@ CHECKS = [
     Check("apply_temperature_hidden", "apply_temperature", _temperature_cases, filtered(rtol=1e-6),
           hint="logits / T; T == 0: row max(es) kept, others -inf; keep the dtype."),
     Check("penalize_repeats_hidden", "penalize_repeats", lambda: _penalty_cases() + _penalty_extra(),
-          filtered(rtol=1e-6),
+          filtered(rtol=1e-6), contract=Contract(meta=True),
           hint="seen tokens (per row, once each): positive / penalty, else * penalty."),
     Check("process_logits_hidden", "process_logits", lambda: _pipeline_cases() + _pipeline_defaults(),
           filtered(rtol=1e-6),

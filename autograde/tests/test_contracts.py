@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograde.mutants import mutate
 from course_lib.checks.engine import (
@@ -22,7 +24,7 @@ from course_lib.checks.engine import (
     judge,
     run_encoded,
 )
-from course_lib.checks.rules import violations
+from course_lib.checks.rules import function_violations, notebook_violations, violations
 
 
 def _verdict(check: Check, fn) -> list[tuple[str, str]]:
@@ -105,6 +107,87 @@ def test_forbidden_calls_are_found_through_aliases():
     assert found("import torch\ndef f(x):\n    e = torch.exp(x - x.amax(-1, keepdim=True))\n    return e / e.sum(-1)") == []
     v = violations("import torch\n\ndef f(x):\n    return torch.softmax(x, -1)\n", rules)[0]
     assert (v.line, v.code) == (4, "return torch.softmax(x, -1)")
+
+
+SOFTMAX_RULES = ("torch.softmax", "torch.nn.functional.softmax", "Tensor.softmax")
+# how a notebook can bring a forbidden call into reach (each binds `use` so that `use(x)` is a softmax, or not)
+IMPORTS = {"plain": ("import torch", "torch.softmax(x, -1)"),
+           "module alias": ("import torch as t", "t.softmax(x, -1)"),
+           "functional": ("import torch.nn.functional as F", "F.softmax(x, -1)"),
+           "from import": ("from torch.nn import functional as FF", "FF.softmax(x, -1)"),
+           "name alias": ("from torch import softmax as sm", "sm(x, -1)"),
+           "assigned": ("import torch\nsoft = torch.softmax", "soft(x, -1)"),
+           "getattr": ("import torch", "getattr(torch, 'softmax')(x, -1)"),
+           "method": ("import torch", "x.softmax(-1)"),
+           "allowed": ("import torch", "torch.exp(x - x.amax(-1, keepdim=True)) / "
+                                        "torch.exp(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)")}
+
+
+def _cells(how: str, depth: int, split: bool) -> list[str]:
+    """A notebook's answer cells: imports, then `depth` helpers each calling the next, the answer calling the first."""
+    imports, use = IMPORTS[how]
+    helpers = [f"def helper{i}(x):\n    return {use if i == depth - 1 else f'helper{i + 1}(x)'}\n" for i in range(depth)]
+    answer = f"def answer(x):\n    return {'helper0(x)' if depth else use}\n"
+    cells = [imports + "\n"] + helpers + [answer]
+    return cells if split else ["\n".join(cells)]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(how=st.sampled_from(sorted(IMPORTS)), depth=st.integers(0, 3), split=st.booleans(),
+       decoy=st.booleans())
+def test_the_grader_reads_from_text_what_the_notebook_finds_on_live_functions(how, depth, split, decoy):
+    """Two readings of one answer (issue 16 item 5): the notebook's (live function, its globals) and the
+    grader's (the cells' text, no objects) find the same rules, through aliases and helpers; both agree with
+    the truth the generator knows (a softmax call or not), and an unrelated function using softmax is no
+    finding (`decoy`)."""
+    cells = _cells(how, depth, split)
+    if decoy:
+        cells.append("import torch\ndef unrelated(x):\n    return torch.softmax(x, -1)\n")
+    namespace: dict = {}
+    for i, cell in enumerate(cells):  # as a notebook runs its cells, each compiled under its own name
+        code = compile(cell, f"<cell{i}>", "exec")
+        import linecache
+        linecache.cache[f"<cell{i}>"] = (len(cell), None, cell.splitlines(True), f"<cell{i}>")
+        namespace["__name__"] = "__main__"
+        exec(code, namespace)
+    live = {v.rule for v in function_violations(namespace["answer"], SOFTMAX_RULES)}
+    text = {v.rule for v in notebook_violations(cells, "answer", SOFTMAX_RULES)}
+    assert live == text
+    assert bool(text) == (how != "allowed")
+    x = torch.randn(3, 5)
+    assert torch.allclose(namespace["answer"](x), torch.softmax(x, -1), atol=1e-6)  # the generated code is real
+
+
+def test_a_forbidden_call_in_a_helper_is_named_with_the_helper():
+    cells = ["import torch\n", "%matplotlib inline\ndef norm(z):\n    return torch.softmax(z, -1)\n",
+             "def softmax(x):\n    return norm(x)\n", "def softmax(x):\n    return x.exp() / x.exp().sum()\n"]
+    assert notebook_violations(cells, "softmax", SOFTMAX_RULES) == []       # the last definition counts
+    found = notebook_violations(cells[:3], "softmax", SOFTMAX_RULES)
+    assert [v.message() for v in found] == [
+        "line 3 of norm(): `return torch.softmax(z, -1)` uses torch.softmax, which this exercise asks you not to use"]
+    assert notebook_violations(["def softmax(x:\n"], "softmax", SOFTMAX_RULES) == []   # does not parse: nothing
+
+
+def test_course_lib_steps_imported_as_the_answer_are_found_by_both_readings():
+    """course_lib.generate.greedy is argmax (notebook 04 uses it): importing it as 03's `greedy` is no answer."""
+    import linecache
+
+    import course_lib.generate
+    rules = ("course_lib.generate.greedy",)
+    forms = ["from course_lib.generate import greedy\n",
+             "import course_lib.generate as G\ngreedy = G.greedy\n",
+             "from course_lib import generate\ndef greedy(x):\n    return generate.greedy(x)\n",
+             "from course_lib.generate import greedy as g\ndef greedy(x):\n    return g(x)\n"]
+    for i, cell in enumerate(forms):
+        name = f"<greedy{i}>"
+        linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
+        namespace = {"__name__": "__main__"}
+        exec(compile(cell, name, "exec"), namespace)
+        assert {v.rule for v in notebook_violations([cell], "greedy", rules)} == set(rules), cell
+        assert {v.rule for v in function_violations(namespace["greedy"], rules)} == set(rules), cell
+    own = "def greedy(x):\n    return x.argmax(-1)\n"
+    assert notebook_violations([forms[0], own], "greedy", rules) == []      # redefined after: the last one counts
+    assert course_lib.generate.greedy(torch.tensor([[0.0, 2.0, 2.0]])).tolist() == [1]
 
 
 def test_numbers_print_with_enough_digits_to_differ():

@@ -1,6 +1,6 @@
 """Grading sample submissions of the fixture assignment end to end (nbgrader, real kernels).
 
-Slow by nature (a grading run costs ~6 s of CPU per student): one folder of twelve students graded with two
+Slow by nature (a grading run costs ~6 s of CPU per student): one folder of thirteen students graded with two
 workers (~40 s on 2 cores), two of them again with one worker (~10 s), one wall-clock-limit case (~4 s).
 """
 
@@ -46,13 +46,21 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     renamed.rename(renamed.with_name("fx (1).ipynb"))  # as a browser saves a second download
     sleeper = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(999.25)'])\n"
     submit(folder, "background", student_notebook(course, {**CORRECT, "square": sleeper + CORRECT["square"]}))
+    # a rule the exercise sets ("do not use numpy.square"), broken through an alias in a helper, with the
+    # in-kernel reader of the rules patched away: the grader reads the submitted text itself
+    forbidden = ("import numpy as np\nimport course_lib.checks.rules as r\n"
+                 "r.function_violations = lambda *a, **k: []\nsq = np.square\n"
+                 "def helper(x):\n    return sq(x)\n\ndef square(x):\n    return helper(x)\n")
+    submit(folder, "forbidden", student_notebook(course, {**CORRECT, "square": forbidden}))
     (folder / "absent" / "fx").mkdir(parents=True)
     return {"correct": (3, "needs_manual_grade"), "untouched": (0, "graded"), "wrong": (1, "needs_manual_grade"),
             "loop": (1, "timeout"), "exit": (1, "kernel_died"), "memory": (2, "memory_limit"),
             "stripped": (3, "needs_manual_grade"), "invalid": (0, "invalid_notebook"),
             # `import subprocess` is flagged by the scan (for a look, not a penalty): the score stands
             "logging": (3, "needs_manual_grade"), "background": (3, "flagged"),
-            "renamed": (3, "needs_manual_grade"), "absent": (0, "missing")}
+            "renamed": (3, "needs_manual_grade"), "absent": (0, "missing"),
+            # the kernel (patched) passed square, the grader's reading did not: a look is asked for
+            "forbidden": (2, "flagged")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -90,6 +98,9 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert "killed the kernel" in records["exit"]["detail"]
     assert "ran out of memory" in records["memory"]["detail"]
     assert "not valid JSON" in records["invalid"]["detail"]
+    rule = records["forbidden"]["notebooks"]["fx"]["tests"][1]
+    assert rule["result"] == "failed" and "line 6 of helper(): `return sq(x)` uses numpy.square" in rule["error"]
+    assert "passed in the kernel but failed outside it" in records["forbidden"]["detail"]
     assert records["renamed"]["notes"][0] == "graded fx (1).ipynb as fx.ipynb"
 
 

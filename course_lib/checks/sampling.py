@@ -4,7 +4,7 @@ temperature, repetition penalty, the combined pipeline, and two text-diversity m
 Every expected value here is an independent truth, never the reference solution's output:
 - filtering steps: small inputs whose kept set is written out by hand (``_keep(x, [0, 3])``), mostly logits
   ``log([0.5, 0.25, 0.125, 0.125])`` whose softmax is exact in float32, so "the mass before a token equals p"
-  really happens (the off-by-one that the seed notes' top-p had). Cases sitting exactly on a threshold are
+  really happens (the off-by-one that the notes' top-p had). Cases sitting exactly on a threshold are
   chosen so that float32 and float64 arithmetic agree on them (checked: a float64 top-p passes); min-p's
   "equal is kept" uses tied logits (min_p = 1), because p_i / p_max == min_p is never exact in float64;
 - temperature and penalties: the arithmetic written out (``[2.0, 1.0] / 0.5 == [4.0, 2.0]``);
@@ -301,7 +301,7 @@ def _top_p_cases() -> list[Case]:
     half = _t([2.0, 1.0, 0.0, -1.0], torch.float16)          # probabilities .644 .237 .087 .032
     big = torch.tensor([1e4, 1e4 - 1.0, 0.0])                # .731 .269 0: exp(1e4) overflows
     return [
-        Case((three, 0.5), label="[0.5, 0.25, 0.25], p=0.5: 0.5 already reaches p, keep ONE token (the seed kept 2)",
+        Case((three, 0.5), label="[0.5, 0.25, 0.25], p=0.5: 0.5 already reaches p, keep ONE token (the notes' top_p_sampling keeps 2)",
              expected=_keep(three, [0])),
         Case((three, 0.6), label="[0.5, 0.25, 0.25], p=0.6: the token that crosses p is kept (2 tokens)",
              expected=_keep(three, [0, 1])),
@@ -503,10 +503,15 @@ def _loop_cases() -> list[Case]:
             for ids, kw, exp, label in cases]
 
 
+# course_lib's own generation steps (notebook 04's loop uses them) would answer exercises 1a and 1b for the student
+GREEDY_FORBIDDEN = ("course_lib.generate.greedy",)
+SAMPLE_FORBIDDEN = ("course_lib.generate.multinomial",)
+
 CHECKS = [
-    Check("greedy", "greedy", _greedy_cases, exact(),
+    Check("greedy", "greedy", _greedy_cases, exact(), forbidden=GREEDY_FORBIDDEN,
           hint="argmax over the last dim (dim=-1), which already returns the first of tied maxima; return the ids tensor."),
     Check("sample", "sample", _sample_cases, sampler_fit(FALSE_FAIL), contract=Contract(generator=True),
+          forbidden=SAMPLE_FORBIDDEN,
           hint="draw u ~ U[0, 1) per row with torch.rand(..., generator=generator), then the first index whose "
                "cumulative probability exceeds u (torch.searchsorted(cdf, u, right=True)); shape [...] out."),
     Check("top_k_filter", "top_k_filter", _top_k_cases, filtered(),
