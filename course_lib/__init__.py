@@ -27,7 +27,7 @@ except ModuleNotFoundError as e:
     _MISSING: ModuleNotFoundError | None = e
 else:
     _MISSING = None
-    # The seed's `tiktoken.get_encoding("cl100k_base")` must work offline once the course is imported.
+    # The notes' `tiktoken.get_encoding("cl100k_base")` must work offline once the course is imported.
     enable_offline_cl100k()
 
 

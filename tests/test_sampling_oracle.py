@@ -220,8 +220,8 @@ def test_reference_steps_work_on_any_batch_shape(ref):
 
 
 def test_exact_p_prefix_keeps_the_definitions_set(ref):
-    """[0.5, 0.25, 0.25] with p = 0.5: Holtzman's smallest set and HF keep 1 token; the seed's rule keeps 2."""
+    """[0.5, 0.25, 0.25] with p = 0.5: Holtzman's smallest set and HF keep 1 token; the notes' rule keeps 2."""
     z = torch.log(torch.tensor([[0.5, 0.25, 0.25]]))
     hf = transformers_lp.TopPLogitsWarper(0.5)(None, z)
     assert torch.isfinite(ref["top_p_filter"](z, 0.5)).sum() == 1 == torch.isfinite(hf).sum()
-    assert torch.isfinite(ref["seed_top_p_filter"](z[0], 0.5)).sum() == 2
+    assert torch.isfinite(ref["notes_top_p_filter"](z[0], 0.5)).sum() == 2

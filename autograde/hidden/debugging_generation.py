@@ -19,7 +19,7 @@ import math
 import torch
 
 from course_lib.checks.debugging_generation import cycle_pair, logits_match, number_close, raises_case
-from course_lib.checks.engine import Case, Check
+from course_lib.checks.engine import Case, Check, Contract
 
 ASSIGNMENT = "05_debugging_generation"
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
@@ -180,8 +180,10 @@ CHECKS = [
     Check("repetition_rate_hidden", "repetition_rate", _rate_cases, number_close(),
           hint="count n-grams already seen earlier in the same sequence, divided by the number of n-grams."),
     Check("repetition_penalty_hidden", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
+          contract=Contract(meta=True),
           hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
     Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-5),
+          contract=Contract(meta=True),
           hint="counts over ids[:, prompt_len:] per row; subtract counts * frequency + (counts > 0) * presence."),
     Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams", _ngram_cases, logits_match(),
           hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),

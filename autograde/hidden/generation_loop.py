@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from course_lib.checks import toy_inputs  # noqa: F401 - registers the toy tokenizers and tables
-from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, raises_case
+from course_lib.checks.engine import Case, Check, Contract, Generator, Resource, allclose, raises_case
 from course_lib.checks.generation_loop import (
     attention_inputs, attention_out, beam_result, generations, int_exact,
 )
@@ -151,7 +151,7 @@ CHECKS = [
     Check(name="generate_loop_hidden", exercise="generate_loop", cases=_gen_cases, compare=generations,
           hint="Compare with the visible check's cases: padding + mask, per-row finished flags, stops on new tokens."),
     Check(name="attend_with_cache_hidden", exercise="attend_with_cache", cases=_attention_cases,
-          # contract=Contract(meta=True) once exercise 2a's text asks for the inputs' device (issue 16 report)
+          contract=Contract(meta=True),
           forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
           compare=attention_out(rtol=1e-4, atol=1e-5)),
     Check(name="kv_cache_bytes_hidden", exercise="kv_cache_bytes", cases=_kv_cases, compare=int_exact),

@@ -4,7 +4,7 @@ sentence log-probability and perplexity.
 Every expected value here is an independent truth, never the reference solution's output:
 - exact maths written as closed forms (``1 / (1 + e^-1)`` for logits ``[1000, 999]``, ``log 4`` for a uniform
   4-way distribution, ``-(n-1) log V`` for a uniform model);
-- the seed notes' published temperature table for logits ``[2.0, 1.0, 0.5, 0.1]`` (3 decimals);
+- the notes' published temperature table for logits ``[2.0, 1.0, 0.5, 0.1]`` (3 decimals);
 - a second implementation: ``torch.softmax`` / ``torch.log_softmax`` / ``torch.distributions`` in float64,
   and, for the real model, Hugging Face transformers' loss on the same GGUF weights (numbers below);
 - tiny bigram "toy" language models whose log-probabilities are known in closed form.
@@ -153,7 +153,7 @@ def probs_close(rtol32: float = 1e-5, atol32: float = 1e-6, log: bool = False, c
 
 
 def temperature_close(rtol32: float = 1e-5, atol32: float = 1e-6):
-    """probs_close, plus a diagnosis of the seed's T = 0 mistake (one-hot logits fed to softmax)."""
+    """probs_close, plus a diagnosis of the notes' T = 0 mistake (one-hot logits fed to softmax)."""
     base = probs_close(rtol32, atol32)
 
     def compare(expected, got, case: Case) -> str | None:
@@ -163,7 +163,7 @@ def temperature_close(rtol32: float = 1e-5, atol32: float = 1e-6):
         x = case.args[0]
         seed_like = torch.softmax(torch.nn.functional.one_hot(x.argmax(dim=-1), x.shape[-1]).double(), dim=-1)
         if got.shape == x.shape and torch.allclose(got.double(), seed_like, atol=1e-4):
-            msg += ("; this is softmax of a one-hot *logit* vector (the seed's apply_temperature): at T=0 "
+            msg += ("; this is softmax of a one-hot *logit* vector (the notes' apply_temperature): at T=0 "
                     "return the one-hot *probabilities* directly, with no softmax afterwards")
         return msg
 
@@ -208,7 +208,7 @@ def logprob_close(atol: float):
 
 # ------------------------------------------------------------------------------------------------ softmax
 SEED = [2.0, 1.0, 0.5, 0.1]
-# The seed's published table for SEED at temperatures 0.5, 1, 2 (3 decimals).
+# The notes' published table for SEED at temperatures 0.5, 1, 2 (3 decimals).
 SEED_TABLE = {0.5: [0.828, 0.112, 0.041, 0.019], 1.0: [0.575, 0.211, 0.128, 0.086],
               2.0: [0.406, 0.246, 0.192, 0.157]}
 S1 = 1 / (1 + math.exp(-1))  # softmax([a, a-1])[0]

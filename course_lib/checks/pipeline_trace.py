@@ -1,8 +1,8 @@
-"""Visible checks for notebook 01 (the inference pipeline): token pieces, tokens per word, the seed's
+"""Visible checks for notebook 01 (the inference pipeline): token pieces, tokens per word, the notes'
 EmbeddingLayer, embedding memory, the causal mask, causal attention, top-k next tokens, recompute cost.
 
 Every expected value here is an independent truth, never the reference solution's output:
-- the seed's published ids for "Hello, how are you today?" under cl100k_base ([9906, 11, 1268, 527, 499, 3432,
+- the notes' published ids for "Hello, how are you today?" under cl100k_base ([9906, 11, 1268, 527, 499, 3432,
   30]) and the pieces they spell, and the model tokenizer's published pre-tokenizer rule (every digit alone);
 - invariants: the pieces of a text concatenate to its UTF-8 bytes; attention output at position i does not
   change when only positions after i change;
@@ -32,7 +32,7 @@ from course_lib.checks.engine import Case, Check, Resource, allclose, exact, reg
 ASSIGNMENT = "01_pipeline_trace"
 
 SEED_TEXT = "Hello, how are you today?"
-SEED_IDS = [9906, 11, 1268, 527, 499, 3432, 30]  # the seed's published cl100k_base ids
+SEED_IDS = [9906, 11, 1268, 527, 499, 3432, 30]  # the notes' published cl100k_base ids
 SEED_PIECES = [b"Hello", b",", b" how", b" are", b" you", b" today", b"?"]
 
 
@@ -109,7 +109,7 @@ def pieces_compare(expected: Any, got: Any, case: Case) -> str | None:
 def _pieces_cases() -> list[Case]:
     cl, sm = Resource("cl100k_base"), Resource("smollm2_tokenizer")
     return [
-        Case((cl, SEED_TEXT), label=f"cl100k_base, the seed's {SEED_TEXT!r} (ids {SEED_IDS})", expected=SEED_PIECES),
+        Case((cl, SEED_TEXT), label=f"cl100k_base, the notes' {SEED_TEXT!r} (ids {SEED_IDS})", expected=SEED_PIECES),
         Case((sm, SEED_TEXT), label=f"SmolLM2's tokenizer, {SEED_TEXT!r}", expected=SEED_PIECES),
         Case((cl, "🙂"), label="cl100k_base, '🙂' (4 UTF-8 bytes, 2 tokens: the emoji is split)",
              expected=[b"\xf0\x9f", b"\x99\x82"]),
@@ -126,7 +126,7 @@ def _per_word_cases() -> list[Case]:
     cl, sm = Resource("cl100k_base"), Resource("smollm2_tokenizer")
     cmp = allclose(rtol=1e-12, atol=0)
     return [
-        Case((cl, SEED_TEXT), label="cl100k_base, the seed's sentence: 7 tokens / 5 words", expected=7 / 5, compare=cmp),
+        Case((cl, SEED_TEXT), label="cl100k_base, the notes' sentence: 7 tokens / 5 words", expected=7 / 5, compare=cmp),
         Case((sm, "2024 12345"), label="SmolLM2, '2024 12345': 9 digits + 1 space = 10 tokens / 2 words",
              expected=10 / 2, compare=cmp),
         Case((cl, "one"), label="cl100k_base, 'one': 1 token / 1 word", expected=1.0, compare=cmp),
@@ -205,7 +205,7 @@ def same_number(rtol: float = 1e-12, integer: bool = False, diagnoses: tuple = (
 
 def _memory_cases() -> list[Case]:
     return [
-        Case((100_000, 12288, 2), label="the seed's 100K x 12288 x 2 bytes", expected=2_457_600_000),
+        Case((100_000, 12288, 2), label="the notes' 100K x 12288 x 2 bytes", expected=2_457_600_000),
         Case((49152, 576, 4), label="SmolLM2's table in float32", expected=49152 * 576 * 4),
         Case((49152, 576, 2), label="SmolLM2's table in bfloat16", expected=56_623_104),
         Case((50257, 12288, 2), label="GPT-3's vocabulary and width in fp16", expected=1_235_116_032),

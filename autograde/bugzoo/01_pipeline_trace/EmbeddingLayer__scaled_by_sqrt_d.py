@@ -1,4 +1,4 @@
-"""Multiplies the token embedding by sqrt(d_model) (as in Vaswani et al.): not the seed's layer.
+"""Multiplies the token embedding by sqrt(d_model) (as in Vaswani et al.): not the notes' layer.
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

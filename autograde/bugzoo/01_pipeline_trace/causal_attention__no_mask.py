@@ -1,4 +1,4 @@
-"""No mask (the seed's block): every position reads the future.
+"""No mask (the notes' block): every position reads the future.
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import math

@@ -1,4 +1,4 @@
-"""No masking at all (the seed's block): every position sees everything.
+"""No masking at all (the notes' block): every position sees everything.
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

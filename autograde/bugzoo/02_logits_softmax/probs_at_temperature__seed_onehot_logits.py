@@ -1,4 +1,4 @@
-"""The seed's apply_temperature: a one-hot vector in LOGIT space at T = 0, then softmax (gives [0.475, 0.175, ...]).
+"""The notes' apply_temperature: a one-hot vector in LOGIT space at T = 0, then softmax (gives [0.475, 0.175, ...]).
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

@@ -1,4 +1,4 @@
-"""The seed's T = 0: a one-hot vector in logit space (softmax of it is not greedy).
+"""The notes' T = 0: a one-hot vector in logit space (softmax of it is not greedy).
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

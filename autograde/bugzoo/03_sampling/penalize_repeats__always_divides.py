@@ -1,4 +1,4 @@
-"""The seed's penalty: divides every seen logit, so negative ones go UP.
+"""Divides every seen logit, so negative ones go UP (the notes' advanced_sampling multiplies the negative ones).
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

@@ -1,4 +1,4 @@
-"""The seed's loop writes into the caller's logits (values right, input modified).
+"""The notes' loop writes into the caller's logits (values right, input modified).
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

@@ -1,4 +1,4 @@
-"""The seed's structure: divides only when T != 1, then writes top-k's -inf into that tensor (the caller's when T == 1).
+"""The notes' structure: divides only when T != 1, then writes top-k's -inf into that tensor (the caller's when T == 1).
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

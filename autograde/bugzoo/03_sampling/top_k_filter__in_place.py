@@ -1,4 +1,4 @@
-"""The seed's line: writes -inf into the caller's logits.
+"""The notes' line: writes -inf into the caller's logits.
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

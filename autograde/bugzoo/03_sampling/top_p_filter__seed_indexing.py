@@ -1,4 +1,4 @@
-"""The seed's indexing logits[sorted_indices[mask]]: mixes up rows of a batch.
+"""The notes' indexing logits[sorted_indices[mask]]: mixes up rows of a batch.
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

@@ -1,4 +1,4 @@
-"""The seed's rule: keeps a token while the mass before it is <= p (one too many when a prefix sums to p).
+"""The notes' rule: keeps a token while the mass before it is <= p (one too many when a prefix sums to p).
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

@@ -1,4 +1,4 @@
-"""The seed's loop with seen_ngrams built, per row, writing -inf into the caller's logits.
+"""The notes' loop with seen_ngrams built, per row, writing -inf into the caller's logits.
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch

@@ -1,4 +1,4 @@
-"""Divides every seen logit by the penalty, so negative logits go UP (the seed's bug).
+"""Divides every seen logit by the penalty, so negative logits go UP (the notes multiply those).
 
 Runs in the notebook's namespace (its other functions are the reference ones)."""
 import torch
