@@ -128,7 +128,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     _, _, out, _, _, _ = graded
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
-                                            "background", "renamed"}
+                                            "background", "renamed", "forbidden"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN TESTS" not in text, page
@@ -212,6 +212,6 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
     with pytest.raises(KeyboardInterrupt):
         grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
     done = {r["student"] for r in _rows(out2 / "grades.csv")}
-    assert done == {"absent", "background", "correct", "exit", "invalid", "logging", "loop"}  # sorted before 'memory'
+    assert done == {"absent", "background", "correct", "exit", "forbidden", "invalid", "logging", "loop"}  # sorted before 'memory'
     expected = graded[3]
     assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))
