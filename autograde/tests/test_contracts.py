@@ -7,6 +7,7 @@ Every verdict is taken the way the grader takes it: student code runs through ``
 from __future__ import annotations
 
 import json
+import linecache
 
 import torch
 from hypothesis import given, settings
@@ -146,7 +147,6 @@ def test_the_grader_reads_from_text_what_the_notebook_finds_on_live_functions(ho
     namespace: dict = {}
     for i, cell in enumerate(cells):  # as a notebook runs its cells, each compiled under its own name
         code = compile(cell, f"<cell{i}>", "exec")
-        import linecache
         linecache.cache[f"<cell{i}>"] = (len(cell), None, cell.splitlines(True), f"<cell{i}>")
         namespace["__name__"] = "__main__"
         exec(code, namespace)
@@ -170,8 +170,6 @@ def test_a_forbidden_call_in_a_helper_is_named_with_the_helper():
 
 def test_course_lib_steps_imported_as_the_answer_are_found_by_both_readings():
     """course_lib.generate.greedy is argmax (notebook 04 uses it): importing it as 03's `greedy` is no answer."""
-    import linecache
-
     import course_lib.generate
     rules = ("course_lib.generate.greedy",)
     forms = ["from course_lib.generate import greedy\n",

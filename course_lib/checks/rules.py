@@ -260,12 +260,14 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
             continue
         seen.add(id(f))
         src = _source(f)
-        if src is None:
+        if src is None or (tree := _parse(src)) is None:
             continue
         namespace = getattr(f, "__globals__", None)
-        found += [v if f is fn else Violation(v.line, v.code, v.rule, getattr(f, "__name__", "?"))
-                  for v in violations(src, forbidden, namespace)]
-        if namespace is None or (tree := _parse(src)) is None:
+        scanner = _Scanner(forbidden, namespace)   # one parse per function: read for uses, then for helpers
+        scanner.learn(tree)
+        found += sorted(scanner.find(tree, src.splitlines(), "" if f is fn else getattr(f, "__name__", "?")),
+                        key=lambda v: (v.line, v.rule))
+        if namespace is None:
             continue
         for n in ast.walk(tree):
             g = namespace.get(n.id) if isinstance(n, ast.Name) else None
