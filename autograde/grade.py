@@ -523,6 +523,7 @@ class Grader:
         """
         from autograde.course import read_notebook
         from autograde.rubric import with_rubrics
+        from autograde.sanitize import inert_student_cells
         from nbgrader.api import Gradebook
 
         course_dir = work / "course"
@@ -565,8 +566,10 @@ class Grader:
                       for o in c.get("outputs", []) if o.output_type == "error"]
             record["notebooks"][name] = {"tests": tests, "errors_outside_tests": errors}
             dest = self.out / "autograded" / job.student / job.assignment / f"{name}.ipynb"
-            # the instructor's copy (formgrader) shows each written answer's rubric; feedback never does
-            write_atomic(dest, nbformat.writes(with_rubrics(graded, read_notebook(t_source[name]))))
+            # the instructor's copy (formgrader) shows each written answer's rubric; feedback never does. The
+            # student's markdown and raw cells are inert text there: formgrader renders them as live HTML
+            inert = inert_student_cells(graded, nbformat.reads(self.templates[job.assignment].notebooks[name], 4))
+            write_atomic(dest, nbformat.writes(with_rubrics(inert, read_notebook(t_source[name]))))
             html = course_dir / "feedback" / job.student / job.assignment / f"{name}.html"
             if html.exists():
                 write_atomic(self.out / "feedback" / job.student / job.assignment / f"{name}.html",

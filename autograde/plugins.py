@@ -61,17 +61,14 @@ class FeedbackSafe(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         from autograde.rubric import strip_rubrics
-        nb = strip_rubrics(nb)
+        from autograde.sanitize import inert_student_cells
+        # the student's own markdown and raw cells (a written answer, a note) shown as the text they typed:
+        # nbgrader's feedback template renders markdown without nbconvert's sanitizer
+        nb = inert_student_cells(strip_rubrics(nb))
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
-        import html
-
         from autograde.course import HIDDEN_BLOCK
-        if cell.cell_type == "markdown" and not cell.metadata.get("nbgrader", {}).get("locked"):
-            # the student's own markdown (a written answer, a note): shown as the text they typed, because
-            # nbgrader's feedback template renders markdown without nbconvert's sanitizer
-            cell.source = f"<pre class=\"student-markdown\">{html.escape(cell.source)}</pre>"
         if cell.cell_type != "code":
             return cell, resources
         hidden = bool(HIDDEN_BLOCK.search(cell.source))

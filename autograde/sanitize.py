@@ -1,5 +1,6 @@
 """Before grading: read a submission leniently and rebuild its nbgrader metadata from the release notebook.
-After grading: make a feedback-safe copy (no hidden test source, no hidden lines in tracebacks).
+After grading: make a feedback-safe copy (no hidden test source, no hidden lines in tracebacks), and make the
+student's own markdown and raw cells inert text in every notebook or page a person opens (``inert_student_cells``).
 
 Students' editors drop, duplicate or rewrite cell metadata (Colab round-trips strip ``metadata.nbgrader``),
 so the submission's own nbgrader metadata and tags are never trusted. Each release cell is matched to a
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import html
 import json
 import re
 
@@ -170,7 +172,7 @@ def _release_copy(r):
 
 def _merge(c: dict, r) -> nbformat.NotebookNode:
     meta = {k: copy.deepcopy(v) for k, v in c["metadata"].items()
-            if k not in ("nbgrader", "tags", "deletable", "editable")}
+            if k not in ("nbgrader", "tags", "deletable", "editable", "autograde")}  # autograde: rubric marks
     source = c["source"]
     if r is not None:
         for k in ("nbgrader", "tags", "deletable", "editable"):
@@ -182,6 +184,49 @@ def _merge(c: dict, r) -> nbformat.NotebookNode:
 
 
 # ----------------------------------------------------------------------------------------------- feedback
+_INERT = re.compile(r'<pre class="student-markdown">[^<>]*</pre>')
+
+
+def inert_markdown(source: str) -> str:
+    """A student's markdown as the text they typed, one HTML ``<pre>`` block with no tag inside (idempotent).
+
+    nbconvert renders markdown with raw HTML passed through, links of any scheme and ``attachment:`` images
+    looked up (a missing one ends the export): formgrader's manual-grading page and the feedback pages would
+    run a student's ``<img onerror=...>`` in the reader's browser. Escaped in a ``<pre>`` (CommonMark HTML block
+    type 1, which no blank line ends and MathJax skips), every character shows as typed and none is markup.
+    """
+    if _INERT.fullmatch(source):
+        return source
+    return f'<pre class="student-markdown">{html.escape(source)}</pre>'
+
+
+def inert_student_cells(nb: nbformat.NotebookNode, release: nbformat.NotebookNode | None = None
+                        ) -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose markdown and raw cells that are not release text show as inert text.
+
+    Locked cells were restored from the release (``rebuild``) and nbgrader, and a markdown cell whose text is
+    exactly that of one of ``release``'s markdown cells is the instructor's text left as it was: both are
+    rendered as written. Every other markdown or raw cell is the student's: its source goes through ``inert_markdown``,
+    a raw cell becomes markdown (nbconvert's HTML export writes a raw cell's source into the page verbatim),
+    attachments are dropped and only the nbgrader metadata (which formgrader needs to grade it) is kept.
+    """
+    out = copy.deepcopy(nb)
+    ours = {c.source for c in (release.cells if release is not None else []) if c.cell_type == "markdown"}
+    cells = []
+    for cell in out.cells:
+        if cell.cell_type == "markdown" and cell.source in ours:
+            pass
+        elif cell.cell_type in ("markdown", "raw") and not nbg(cell).get("locked"):
+            meta = {"nbgrader": copy.deepcopy(nbg(cell))} if nbg(cell) else {}
+            fresh = new_markdown_cell(source=inert_markdown(cell.source), metadata=meta)
+            if cell.get("id"):
+                fresh["id"] = cell["id"]
+            cell = fresh
+        cells.append(cell)
+    out.cells = cells
+    return out
+
+
 def feedback_safe(graded: nbformat.NotebookNode, source: nbformat.NotebookNode,
                   release: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of an autograded notebook fit for the student: hidden tests and their traceback lines removed."""

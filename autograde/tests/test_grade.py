@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -21,6 +22,9 @@ from autograde.tests.conftest import REAL_ASSIGNMENTS, digest, grade_on_command_
 CORRECT = {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n",
            "a_why": "Because 2x = x + x by distributivity."}
 LIMITS = Limits(wall_s=120, memory_bytes=2 << 30)
+MARKUP = ("Because 2x = x + x. <img src=x onerror=\"window.__pwned = 'markdown'\">\n\n"
+          "[see my plot](javascript:window.__pwned='link') <svg onload=\"window.__pwned = 'svg'\"></svg>")
+RAW_MARKUP = "<script>window.__pwned = 'raw'</script>"
 
 
 def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
@@ -52,6 +56,11 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
                  "r.function_violations = lambda *a, **k: []\nsq = np.square\n"
                  "def helper(x):\n    return sq(x)\n\ndef square(x):\n    return helper(x)\n")
     submit(folder, "forbidden", student_notebook(course, {**CORRECT, "square": forbidden}))
+    # markup in a written answer, an added markdown cell and a raw cell: inert text for whoever opens the pages
+    markup = student_notebook(course, {**CORRECT, "a_why": MARKUP})
+    markup["cells"] += [{"cell_type": "raw", "metadata": {"format": "text/html"}, "source": RAW_MARKUP},
+                        {"cell_type": "markdown", "metadata": {}, "source": "![plot](attachment:missing.png)"}]
+    submit(folder, "markup", markup)
     (folder / "absent" / "fx").mkdir(parents=True)
     return {"correct": (3, "needs_manual_grade"), "untouched": (0, "graded"), "wrong": (1, "needs_manual_grade"),
             "loop": (1, "timeout"), "exit": (1, "kernel_died"), "memory": (2, "memory_limit"),
@@ -60,7 +69,7 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "logging": (3, "needs_manual_grade"), "background": (3, "flagged"),
             "renamed": (3, "needs_manual_grade"), "absent": (0, "missing"),
             # the kernel (patched) passed square, the grader's reading did not: a look is asked for
-            "forbidden": (2, "flagged")}
+            "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -128,7 +137,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     _, _, out, _, _, _ = graded
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
-                                            "background", "renamed", "forbidden"}
+                                            "background", "renamed", "forbidden", "markup"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN TESTS" not in text, page
@@ -212,6 +221,135 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
     with pytest.raises(KeyboardInterrupt):
         grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
     done = {r["student"] for r in _rows(out2 / "grades.csv")}
-    assert done == {"absent", "background", "correct", "exit", "forbidden", "invalid", "logging", "loop"}  # sorted before 'memory'
+    assert done == {"absent", "background", "correct", "exit", "forbidden", "invalid", "logging", "loop",
+                    "markup"}  # sorted before 'memory'
     expected = graded[3]
     assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))
+
+
+def _tags(page: str) -> list[str]:
+    """Start tags of an HTML page, as written (attributes included)."""
+    return re.findall(r"<[a-zA-Z][^>]*>", page)
+
+
+def test_student_markup_is_text_in_every_page_the_harness_writes(graded):
+    """The written answer, an added markdown cell and a raw cell of 'markup': no live tag in the feedback page
+    or in formgrader's copy, the text still readable (generated cases: test_markup.py)."""
+    _, _, out, _, _, _ = graded
+    page = (out / "feedback" / "markup" / "fx" / "fx.html").read_text()
+    copy = (out / "autograded" / "markup" / "fx" / "fx.ipynb").read_text()
+    for text in (page, copy):
+        assert "window.__pwned" in html.unescape(text)  # shown ...
+    assert not [t for t in _tags(page) if re.search(r"onerror|onload|<script>window|javascript:|<svg", t)]  # ... as text
+    nb = json.loads(copy)
+    assert "".join(nb["cells"][0]["source"]).startswith("# Fixture assignment")  # the release's text: as written
+    student = [c for c in nb["cells"][1:] if c["cell_type"] in ("markdown", "raw")
+               and not c["metadata"].get("nbgrader", {}).get("locked") and not c["metadata"].get("autograde")]
+    assert len(student) == 3 and all(c["cell_type"] == "markdown" for c in student)
+    assert all("".join(c["source"]).startswith('<pre class="student-markdown">') for c in student)
+    assert "attachments" not in json.dumps(student)
+
+
+@pytest.fixture
+def formgrader(graded, tmp_path):
+    """(base URL, token): a Jupyter server with formgrader in OUT, as an instructor opens it (`cd OUT && jupyter lab`)."""
+    import os
+    import secrets
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    _, _, out, _, _, _ = graded
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    token = secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_", "COURSE_GRADING"))}
+    env.update(JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+               IPYTHONDIR=str(tmp_path / "ipython"), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={out}"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(tmp_path / "server.log", "wb")
+    proc = subprocess.Popen(cmd, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+            try:
+                req = urllib.request.Request(f"{base}/api/status", headers={"Authorization": f"token {token}"})
+                with urllib.request.urlopen(req, timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.time() < deadline, "the Jupyter server did not answer in 120 s"
+            time.sleep(0.5)
+        yield base, token
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
+    """Opening 'markup's manual-grading page in a real browser runs none of the student's markup, and changes no
+    grade. Control: the same page from a copy that was not made inert (as before this guarantee) runs it, so
+    the browser check can see a payload that runs."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the course's `test` extra)")
+    chromium = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+    if not chromium.exists():
+        pytest.skip(f"no Chromium at {chromium} (apt-get install chromium)")
+    from nbgrader.api import Gradebook
+
+    _, _, out, _, _, _ = graded
+    base, token = formgrader
+
+    def grades() -> list:
+        with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+            return sorted((sub.student_id, nb.name, g.name, g.auto_score, g.manual_score, g.needs_manual_grade)
+                          for sub in gb.assignment_submissions("fx") for nb in sub.notebooks for g in nb.grades)
+
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        sid = gb.find_submission_notebook("fx", "fx", "markup").id
+    before = grades()
+    nb_path = out / "autograded" / "markup" / "fx" / "fx.ipynb"
+    inert = nb_path.read_text()
+    live = json.loads(inert)
+    for cell in live["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "a_why":
+            cell["source"] = MARKUP  # what the manual-grading page showed before answers were made inert
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            page = browser.new_page()
+
+            def visit() -> dict:
+                page.goto(f"{base}/formgrader/submissions/{sid}/?token={token}")
+                page.wait_for_selector(".student-markdown, .rendered_html", timeout=60_000)
+                page.wait_for_timeout(1500)  # an onerror fires once the broken image has failed to load
+                return page.evaluate("() => ({pwned: window.__pwned || null, text: document.body.innerText})")
+
+            try:
+                nb_path.write_text(json.dumps(live))
+                control = visit()
+            finally:
+                nb_path.write_text(inert)
+            assert control["pwned"] in ("markdown", "svg"), "the control page should have run the student's markup"
+            seen = visit()
+        finally:
+            browser.close()
+    assert seen["pwned"] is None
+    assert "onerror=\"window.__pwned = 'markdown'\"" in seen["text"]  # the answer, readable as typed
+    assert "window.__pwned = 'raw'" in seen["text"] and "attachment:missing.png" in seen["text"]
+    assert grades() == before
