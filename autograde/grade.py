@@ -359,6 +359,7 @@ class Grader:
                 continue
             record["notes"] += [f"{name}.ipynb: {n}" for n in got.notes]
             record.setdefault("flags", []).extend(f"{name}.ipynb {f}" if len(present) > 1 else f for f in got.flags)
+            record["flags"] += _instructor_text(got.notebook, t.source_paths[name])
             (sub / f"{name}.ipynb").write_text(got.notebook, encoding="utf-8")
             rebuilt[name] = got.notebook
             broken_rules[name] = got.rule_failures
@@ -607,6 +608,29 @@ class Grader:
         if not os.environ.get("AUTOGRADE_KEEP_WORK"):
             shutil.rmtree(self.out / ".work", ignore_errors=True)
         return [records[k] for k in sorted(records)]
+
+
+_MARKERS = re.compile(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)")
+
+
+def _instructor_text(rebuilt: str, source_path: Path) -> list[str]:
+    """Flags for answer cells that hold the instructor notebook's text: its solution or hidden-test markers (the
+    instructor notebook itself, e.g. through a hard link to solutions/), or a long solution copied verbatim."""
+    from autograde.course import read_notebook
+    from autograde.sanitize import _norm
+
+    theirs = {nbg(c)["grade_id"]: _norm(_MARKERS.sub("", re.sub(r"(?m)^.*### (BEGIN|END) SOLUTION.*\n?", "", c.source)))
+              for c in read_notebook(source_path).cells if nbg(c).get("solution") and nbg(c).get("grade_id")}
+    flags = []
+    for cell in nbformat.reads(rebuilt, as_version=4).cells:
+        gid = nbg(cell).get("grade_id")
+        if gid not in theirs:
+            continue
+        if _MARKERS.search(cell.source):
+            flags.append(f"answer {gid!r} holds the instructor notebook's solution or hidden-test markers")
+        elif len(theirs[gid]) >= 120 and theirs[gid].count("\n") >= 2 and _norm(cell.source) == theirs[gid]:
+            flags.append(f"answer {gid!r} is the instructor's solution, character for character")
+    return flags
 
 
 def _student_safe(message: str, hidden: bool) -> str:

@@ -4,8 +4,10 @@ student's own markdown and raw cells inert text in every notebook or page a pers
 
 Students' editors drop, duplicate or rewrite cell metadata (Colab round-trips strip ``metadata.nbgrader``),
 so the submission's own nbgrader metadata and tags are never trusted. Each release cell is matched to a
-submission cell by, in order: cell id, identical content, then similarity within the gap between matches.
-Graded, locked and answer cells the student deleted are put back (an answer cell as its unanswered stub).
+submission cell by, in order: cell id (wherever the student moved it), identical content within the gaps
+between matches, then, for answer cells only, the most similar cell of the same type in the gap, then
+anywhere. Test and other locked cells are never matched by similarity. The submission's order is kept. Graded, locked and answer cells the student deleted are put back (an answer cell as its unanswered
+stub, only when no cell of the submission could be it).
 Cells the student added (helpers, scratch work) are kept, without nbgrader metadata.
 """
 
@@ -23,6 +25,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 from autograde.course import HIDDEN_BLOCK, hidden_lines, nbg
 
 _VALID_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
+_DEFINES = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)", re.M)  # top-level names an answer cell defines
 
 
 class InvalidNotebook(ValueError):
@@ -68,46 +71,90 @@ def _norm(src: str) -> str:
     return "\n".join(line.rstrip() for line in src.strip().splitlines())
 
 
+def _increasing(match: dict[int, int]) -> list[tuple[int, int]]:
+    """The longest run of matches in the same order on both sides (the anchors between which gaps are matched)."""
+    pairs = sorted(match.items())
+    best: list[list[tuple[int, int]]] = []  # best[k]: a chain of length k + 1 ending in the smallest j
+    for pair in pairs:
+        k = next((k for k, chain in enumerate(best) if chain[-1][1] >= pair[1]), len(best))
+        chain = (best[k - 1] if k else []) + [pair]
+        if k == len(best):
+            best.append(chain)
+        else:
+            best[k] = chain
+    return best[-1] if best else []
+
+
 def _align(release: list, sub: list[dict]) -> dict[int, int]:
-    """release cell index -> submission cell index, order-preserving."""
+    """release cell index -> submission cell index (one to one; a moved cell keeps its place in the submission)."""
     match: dict[int, int] = {}
-    # 1. cell ids (only unique ones, same type, in increasing order)
+    # 1. cell ids, unique in the submission and of the same type, wherever the student moved the cell
     sub_ids: dict[str, list[int]] = {}
     for j, c in enumerate(sub):
         if c["id"]:
             sub_ids.setdefault(c["id"], []).append(j)
-    last = -1
     for i, r in enumerate(release):
         js = sub_ids.get(r.get("id") or "", [])
-        if len(js) == 1 and js[0] > last and sub[js[0]]["cell_type"] == r.cell_type:
-            match[i] = last = js[0]
+        if len(js) == 1 and sub[js[0]]["cell_type"] == r.cell_type and js[0] not in match.values():
+            match[i] = js[0]
 
     def gaps():
-        anchors = [(-1, -1)] + sorted(match.items()) + [(len(release), len(sub))]
+        """(release cells, submission cells) still unmatched between two anchors."""
+        used = set(match.values())
+        anchors = [(-1, -1)] + _increasing(match) + [(len(release), len(sub))]
         for (i0, j0), (i1, j1) in zip(anchors, anchors[1:]):
-            if i1 - i0 > 1 and j1 - j0 > 1:
-                yield i0 + 1, i1, j0 + 1, j1
+            rs = [i for i in range(i0 + 1, i1) if i not in match]
+            ss = [j for j in range(j0 + 1, j1) if j not in used]
+            if rs and ss:
+                yield rs, ss
 
     # 2. identical content inside each gap
-    for i0, i1, j0, j1 in list(gaps()):
-        a = [(release[i].cell_type, _norm(release[i].source)) for i in range(i0, i1)]
-        b = [(sub[j]["cell_type"], _norm(sub[j]["source"])) for j in range(j0, j1)]
+    for rs, ss in list(gaps()):
+        a = [(release[i].cell_type, _norm(release[i].source)) for i in rs]
+        # an instructor notebook's test cell is its release text plus hidden blocks (selfcheck grades it stripped)
+        b = [(sub[j]["cell_type"], _norm(HIDDEN_BLOCK.sub("", sub[j]["source"]))) for j in ss]
         for blk in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
             for k in range(blk.size):
-                match[i0 + blk.a + k] = j0 + blk.b + k
-    # 3. remaining cells that matter to nbgrader: most similar cell of the same type, in order
-    for i0, i1, j0, j1 in list(gaps()):
-        lo = j0
-        for i in range(i0, i1):
-            r = release[i]
-            if i in match or not nbg(r):
+                match[rs[blk.a + k]] = ss[blk.b + k]
+    # 3. answer cells left, within each gap and in order: the most similar cell of the same type (Colab strips
+    # ids; a prose answer has nothing else to go by), unless that cell is more like another answer (it was
+    # moved: step 4). Only answers: a test or other locked cell that is missing is put back from the release,
+    # and never takes the place of a student's cell (whose code it would replace)
+    cache: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def like(i: int, j: int) -> tuple[float, float]:
+        """How alike: the share of names defined in either that both define, then the text's similarity."""
+        if (i, j) not in cache:
+            a, b = _DEFINES.findall(release[i].source), _DEFINES.findall(sub[j]["source"])
+            shared = len(set(a) & set(b)) / len(set(a) | set(b)) if a or b else 0.0
+            cache[i, j] = (shared, difflib.SequenceMatcher(None, release[i].source, sub[j]["source"]).ratio())
+        return cache[i, j]
+
+    def fits(i: int, j: int) -> bool:
+        """Same type, and if the release's answer defines names (``def double``), the cell defines one of them."""
+        return sub[j]["cell_type"] == release[i].cell_type and (like(i, j)[0] > 0 or not _DEFINES.search(release[i].source))
+
+    answers = [i for i, r in enumerate(release) if nbg(r).get("solution")]
+    for rs, ss in list(gaps()):
+        pos = 0
+        for i in rs:
+            cands = [j for j in ss[pos:] if fits(i, j)]
+            if i not in answers or not cands:
                 continue
-            cands = [j for j in range(lo, j1) if sub[j]["cell_type"] == r.cell_type]
-            if not cands:
+            best = max(cands, key=lambda j: (like(i, j), -j))
+            rivals = [k for k in answers if k not in match and k != i and release[k].cell_type == release[i].cell_type]
+            if any(like(k, best) > like(i, best) for k in rivals):
                 continue
-            best = max(cands, key=lambda j: (difflib.SequenceMatcher(None, r.source, sub[j]["source"]).ratio(), -j))
             match[i] = best
-            lo = best + 1
+            pos = ss.index(best) + 1
+    # 4. answers still unmatched (moved past other cells, ids stripped): the most similar cell left anywhere
+    used = set(match.values())
+    pairs = sorted(((like(i, j), -j, -i, i, j) for i in answers if i not in match for j in range(len(sub))
+                    if j not in used and fits(i, j)), reverse=True)
+    for *_, i, j in pairs:
+        if i not in match and j not in used:
+            match[i] = j
+            used.add(j)
     return match
 
 

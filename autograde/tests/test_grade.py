@@ -61,6 +61,15 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     markup["cells"] += [{"cell_type": "raw", "metadata": {"format": "text/html"}, "source": RAW_MARKUP},
                         {"cell_type": "markdown", "metadata": {}, "source": "![plot](attachment:missing.png)"}]
     submit(folder, "markup", markup)
+    # an honest student who moved the square answer to the top (ids intact): graded as if in place
+    moved = student_notebook(course, CORRECT)
+    square = next(c for c in moved["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "square")
+    moved["cells"].remove(square)
+    moved["cells"].insert(0, square)
+    submit(folder, "moved", moved)
+    # the instructor notebook itself, through a hard link into solutions/ (a red team's): graded, and flagged
+    (folder / "instructor" / "fx").mkdir(parents=True)
+    os.link(course.solutions / "fx" / "fx.ipynb", folder / "instructor" / "fx" / "fx.ipynb")
     (folder / "absent" / "fx").mkdir(parents=True)
     return {"correct": (3, "needs_manual_grade"), "untouched": (0, "graded"), "wrong": (1, "needs_manual_grade"),
             "loop": (1, "timeout"), "exit": (1, "kernel_died"), "memory": (2, "memory_limit"),
@@ -69,7 +78,8 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "logging": (3, "needs_manual_grade"), "background": (3, "flagged"),
             "renamed": (3, "needs_manual_grade"), "absent": (0, "missing"),
             # the kernel (patched) passed square, the grader's reading did not: a look is asked for
-            "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade")}
+            "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade"),
+            "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -111,6 +121,7 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert rule["result"] == "failed" and "line 6 of helper(): `return sq(x)` uses numpy.square" in rule["error"]
     assert "passed in the kernel but failed outside it" in records["forbidden"]["detail"]
     assert records["renamed"]["notes"][0] == "graded fx (1).ipynb as fx.ipynb"
+    assert "answer 'double' holds the instructor notebook's solution or hidden-test markers" in records["instructor"]["flags"]
 
 
 def test_no_process_outlives_its_grading(graded):
@@ -137,7 +148,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     _, _, out, _, _, _ = graded
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
-                                            "background", "renamed", "forbidden", "markup"}
+                                            "background", "renamed", "forbidden", "markup", "moved", "instructor"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN TESTS" not in text, page
@@ -221,8 +232,8 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
     with pytest.raises(KeyboardInterrupt):
         grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
     done = {r["student"] for r in _rows(out2 / "grades.csv")}
-    assert done == {"absent", "background", "correct", "exit", "forbidden", "invalid", "logging", "loop",
-                    "markup"}  # sorted before 'memory'
+    assert done == {"absent", "background", "correct", "exit", "forbidden", "instructor", "invalid", "logging",
+                    "loop", "markup"}  # sorted before 'memory'
     expected = graded[3]
     assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))
 

@@ -108,3 +108,66 @@ def test_feedback_safe_removes_hidden_tests_and_their_traceback_lines(release):
     assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN" not in text
     assert safe.cells[3].outputs[0].traceback == ["CheckFailed: double_hidden: 1 of 2 cases failed"]
     assert "check('double', double)" in safe.cells[3].source
+
+
+# ------------------------------------------------------------------ generated edits of an answered notebook
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ANSWERS = {"double": "def double(x):\n    return 2 * x\n", "square": "def square(x):\n    return x ** 2\n",
+           "a_why": "Because 2x = x + x."}
+
+
+@st.composite
+def _edited(draw, release):
+    """An answered notebook a student reworked: answers moved anywhere, cells added and deleted, ids kept or not."""
+    cells = _answered(release)["cells"]
+    cells[8]["source"] = ANSWERS["a_why"]
+    answers = [c for c in cells if nbg(c).get("grade_id") in ANSWERS]
+    rest = [c for c in cells if c not in answers]
+    keep_rest = [c for c in rest if draw(st.booleans()) or nbg(c).get("locked") is None]  # may delete tests
+    helpers = [{"cell_type": t, "metadata": {}, "outputs": [], "execution_count": None, "id": f"mine-{k}",
+                "source": f"def helper_{k}(y):\n    return y + {k}\n" if t == "code" else f"My note {k}: *why* it works."}
+               for k, t in enumerate(draw(st.lists(st.sampled_from(["code", "markdown"]), max_size=4)))]
+    for h in helpers:
+        if h["cell_type"] == "markdown":
+            h.pop("outputs"), h.pop("execution_count")
+    order = draw(st.permutations(keep_rest + helpers + answers))
+    strip = draw(st.booleans())
+    out = []
+    for n, c in enumerate(order):
+        c = copy.deepcopy(c)
+        if strip:  # as Colab leaves it: no nbgrader metadata, new ids
+            c["metadata"], c["id"] = {}, f"colab-{n}"
+        out.append(c)
+    return {**_answered(release), "cells": out}, helpers, strip
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_moved_answers_keep_their_code_and_added_cells_are_never_overwritten(data):
+    """Guarantee: an answer cell the student moved anywhere keeps their code (by its id; without ids, as Colab
+    leaves a notebook, by the names it defines), never the stub put back after it; a cell the student added is
+    never replaced by a release cell; the student's order is kept. (A red team's honest student who moved an
+    answer got 18/26 with an empty detail before.)"""
+    rel = source_notebook()
+    for cell in rel.cells:
+        if nbg(cell).get("solution") and cell.cell_type == "code":
+            cell.source = cell.source.split("### BEGIN SOLUTION")[0] + "    # YOUR CODE HERE\n    raise NotImplementedError()"
+        if nbg(cell).get("grade") and not nbg(cell).get("solution"):
+            cell.source = cell.source.split("### BEGIN HIDDEN TESTS")[0]
+    sub, helpers, stripped = data.draw(_edited(rel))
+    nb, notes = rebuild(json.dumps(sub).encode(), rel)
+    gids = [g for g in _ids(nb) if g]
+    assert sorted(gids) == sorted(g for g in _ids(rel) if g)  # every graded cell exactly once
+    by_id = {nbg(c)["grade_id"]: c for c in nb.cells if nbg(c).get("grade_id")}
+    for gid, text in ANSWERS.items():
+        if gid == "a_why" and stripped:
+            continue  # prose without ids or metadata, moved among notes of the student's: nothing tells which it is
+        assert by_id[gid].source == text, (gid, notes)  # the student's answer, never the stub put back
+    sources = [c.source for c in nb.cells]
+    for h in helpers:
+        assert h["source"] in sources  # a cell the student added is never replaced by a release cell
+    # the student's order is kept: their cells appear in the order they put them
+    mine = [c["source"] for c in sub["cells"] if c["source"] in set(ANSWERS.values()) | {h["source"] for h in helpers}]
+    assert [s for s in sources if s in mine] == mine
