@@ -41,7 +41,7 @@ from autograde.course import REPO, Course, dump_json, is_autograded_test, is_gra
 
 # most severe first: the CSV shows the first that applies, `detail` lists all
 # (memory_limit before kernel_died: a kernel killed by the memory cgroup died because of memory)
-STATUSES = ["missing", "ambiguous", "invalid_notebook", "wrong_assignment", "error", "unsandboxed", "timeout",
+STATUSES = ["missing", "invalid_name", "ambiguous", "invalid_notebook", "wrong_assignment", "error", "unsandboxed", "timeout",
             "memory_limit", "kernel_died", "flagged", "needs_manual_grade", "graded"]
 CSV_FIELDS = ["student", "assignment", "score", "max_score", "status", "flags", "detail"]
 HARNESS_VERSION = 3
@@ -238,6 +238,13 @@ class Grader:
         raws: dict[str, bytes | None] = {n: None for n in t.notebooks}
         notes: list[str] = []
         conditions: list[list[str]] = []
+        from autograde.lms import SAFE_ID  # the ids lms-import makes
+        if not SAFE_ID.match(job.student):
+            # the id becomes a folder in OUT, a row in formgrader's pages and nbgrader's path patterns: glob
+            # characters, markup or a newline there break them (or worse), so such a folder is not graded
+            return raws, notes, [["invalid_name", f"the folder name {job.student!r} is not a student id this harness "
+                                  "grades (letters, digits and . _ @ + -, at most 100, starting with a letter or "
+                                  "digit): rename the folder and grade again"]]
         if os.path.islink(job.sub_dir) or os.path.islink(job.sub_dir.parent):
             # a link could point at a classmate's folder, solutions/ or a root-only folder: never followed
             return raws, notes, [["invalid_notebook", "the student's folder is a link: only real folders in the "
@@ -634,19 +641,21 @@ def _instructor_text(rebuilt: str, source_path: Path) -> list[str]:
 
 
 def _student_safe(message: str, hidden: bool) -> str:
-    """A check's failure message as the student may see it: a hidden check's cases by label only.
+    """A check's failure message as the student may see it: a hidden check's failed cases by number only.
 
     A hidden check's per-case message can show its expected value or its inputs (the student's own exception
-    may quote them): feedback released before a deadline would hand out the hidden answers. The summary line,
-    the labels of the failed cases and the hint stay.
+    may quote them), and its labels often name the inputs too ("period 51 x 2", "float64 [0, -800, -1e300]"):
+    feedback released before a deadline would hand out the hidden cases. The summary line and the hint stay;
+    the labels and values go to the instructor's details/ only.
     """
     if not hidden:
         return message
     out = []
+    k = 0
     for line in message.splitlines():
-        m = re.match(r"\s+case ('.*?'|\".*?\"): ", line)
-        if m:
-            out.append(f"  case {m.group(1)}: wrong (a hidden check shows no values)")
+        if re.match(r"\s+case ('.*?'|\".*?\"): ", line):
+            k += 1
+            out.append(f"  hidden case {k}: wrong (a hidden check shows no inputs or values)")
         elif not line.startswith(" "):  # the summary line and the hint
             out.append(line)
         elif line.strip().startswith("... and"):

@@ -27,7 +27,7 @@ from autograde.course import write_atomic
 MAX_NOTEBOOK_BYTES = 50 << 20
 CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>[^/]+)$")
 MOODLE = re.compile(r"^(?P<name>[^/]+?)_(?P<pid>\d+)_assign(?:submission)?_(?P<plugin>file|onlinetext)_(?:/(?P<path>.+)|(?P<file>[^/]*))$")
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}\Z")  # \Z: "$" would let a trailing newline through
 
 
 @dataclass

@@ -71,6 +71,8 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     (folder / "instructor" / "fx").mkdir(parents=True)
     os.link(course.solutions / "fx" / "fx.ipynb", folder / "instructor" / "fx" / "fx.ipynb")
     (folder / "absent" / "fx").mkdir(parents=True)
+    # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
+    submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
     return {"correct": (3, "needs_manual_grade"), "untouched": (0, "graded"), "wrong": (1, "needs_manual_grade"),
             "loop": (1, "timeout"), "exit": (1, "kernel_died"), "memory": (2, "memory_limit"),
             "stripped": (3, "needs_manual_grade"), "invalid": (0, "invalid_notebook"),
@@ -79,7 +81,8 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "renamed": (3, "needs_manual_grade"), "absent": (0, "missing"),
             # the kernel (patched) passed square, the grader's reading did not: a look is asked for
             "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade"),
-            "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged")}
+            "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
+            "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -107,12 +110,12 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert [t["result"] for t in loop] == ["failed", "passed", "needs_manual_grade"]
     assert loop[0]["error"].startswith("CellTimeoutError")
     wrong = records["wrong"]["notebooks"]["fx"]["tests"][0]["error"]
-    assert wrong.startswith("CheckFailed: double_hidden: 2 of 3 cases failed") and "case 'array'" in wrong  # + a derived "called twice" case
+    assert wrong.startswith("CheckFailed: double_hidden: 2 of 3 cases failed") and "hidden case 1: wrong" in wrong  # + a derived "called twice" case
     # a hidden check's expected values and inputs stay with the instructor (details), never in feedback
-    assert "input:" not in wrong and "array([" not in wrong and "expected" not in wrong
+    assert "input:" not in wrong and "array([" not in wrong and "expected" not in wrong and "'array'" not in wrong
     assert "input: (array([0., 1., 2., 3.]))" in records["wrong"]["hidden_failures"]["fx/test_double"]
     page = (out / "feedback" / "wrong" / "fx" / "fx.html").read_text()
-    assert "case &#x27;array&#x27;: wrong" in page or "case 'array': wrong" in page
+    assert "hidden case 1: wrong" in page and "'array'" not in html.unescape(page)
     assert "expected [" not in page
     assert "killed the kernel" in records["exit"]["detail"]
     assert "ran out of memory" in records["memory"]["detail"]
