@@ -656,7 +656,8 @@ def _student_safe(message: str, hidden: bool) -> str:
         if re.match(r"\s+case ('.*?'|\".*?\"): ", line):
             k += 1
             out.append(f"  hidden case {k}: wrong (a hidden check shows no inputs or values)")
-        elif not line.startswith(" "):  # the summary line and the hint
+        elif not line.startswith(" ") or line.startswith("  rule: "):  # the summary line, the hint, a broken
+            # rule (it quotes the student's own line, nothing of the check's)
             out.append(line)
         elif line.strip().startswith("... and"):
             out.append(line)

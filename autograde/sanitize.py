@@ -57,6 +57,8 @@ def parse_submission(raw: bytes) -> list[dict]:
     cells = data.get("cells")
     if not isinstance(cells, list):
         raise InvalidNotebook("the notebook has no list of cells")
+    if not cells:
+        raise InvalidNotebook("the notebook has no cells (saved empty?): nothing of the student's to grade")
     out = []
     for i, c in enumerate(cells):
         if not isinstance(c, dict) or c.get("cell_type") not in ("code", "markdown", "raw"):

@@ -269,7 +269,18 @@ def check_notebooks(course: Course, assignments: list[str], workers: int = 2, lo
         timings = [json.loads(line) for line in (Path(tmp) / "out" / "timings.jsonl").read_text().splitlines()]
     for r in records:
         who, a = r["student"], r["assignment"]
-        if r["status"] not in ("graded", "needs_manual_grade"):
+        status = r["status"]
+        if who == "stripped":
+            # the instructor's own notebook: every answer holds solution markers, and the harness must say so
+            # (a hard link into solutions/ is graded as a student's otherwise); no other flag is expected
+            ours = [f for f in r.get("flags", []) if "the instructor" in f]
+            if not ours:
+                problems.append(f"stripped notebook of {a}: the instructor notebook was graded without the flag "
+                                "that it holds the instructor's text")
+            others = [c for c in r["conditions"] if c[0] == "flagged" and "pattern(s) to look at" not in c[1]]
+            if status == "flagged" and len(ours) == len(r.get("flags", [])) and not others:
+                status = "needs_manual_grade"
+        if status not in ("graded", "needs_manual_grade"):
             problems.append(f"{who} notebook of {a}: status {r['status']}: {r['detail']}")
         for name, nb in r["notebooks"].items():
             auto = [t for t in nb["tests"] if t["result"] in ("passed", "failed")]

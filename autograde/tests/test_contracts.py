@@ -25,6 +25,7 @@ from course_lib.checks.engine import (
     judge,
     run_encoded,
 )
+from course_lib.checks.logits_softmax import SOFTMAX_FORBIDDEN
 from course_lib.checks.rules import function_violations, notebook_violations, violations
 
 
@@ -121,7 +122,24 @@ IMPORTS = {"plain": ("import torch", "torch.softmax(x, -1)"),
            "getattr": ("import torch", "getattr(torch, 'softmax')(x, -1)"),
            "method": ("import torch", "x.softmax(-1)"),
            "allowed": ("import torch", "torch.exp(x - x.amax(-1, keepdim=True)) / "
-                                        "torch.exp(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)")}
+                                        "torch.exp(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)"),
+           # what a blind red team used (session 7): the same kernels under names no list can hold ...
+           "private": ("import torch", "torch._softmax(x, -1, False)"),
+           "aten op": ("import torch", "torch.ops.aten._softmax(x, -1, False)"),
+           "distribution": ("from torch import distributions as D", "D.Categorical(logits=x).probs"),
+           "logcumsumexp": ("import torch", "torch.exp(x - torch.logcumsumexp(x, -1)[..., -1:])"),
+           "computed getattr": ("import torch", "getattr(torch, ''.join(['soft', 'max']))(x, -1)"),
+           "aliased getattr": ("import torch\ng = getattr", "g(torch, 'softmax')(x, -1)"),
+           "vars": ("import torch", "vars(torch)['softmax'](x, -1)"),
+           "__dict__": ("import torch", "torch.__dict__['softmax'](x, -1)"),
+           "methodcaller": ("import operator", "operator.methodcaller('softmax', -1)(x)"),
+           "eval": ("import torch", "eval('torch.softmax')(x, -1)"),
+           "sys.modules": ("import sys", "sys.modules['torch'].softmax(x, -1)"),
+           # ... and honest code that looks a little like them
+           "allowed getattr": ("import torch", "getattr(torch, 'exp')(x - x.amax(-1, keepdim=True)) / "
+                                                "torch.exp(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)"),
+           "allowed dunder": ("import torch", "(x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True))"
+                                               ".exp().sum(-1, keepdim=True) * (1 if torch.__version__ else 0)")}
 
 
 def _cells(how: str, depth: int, split: bool) -> list[str]:
@@ -133,7 +151,7 @@ def _cells(how: str, depth: int, split: bool) -> list[str]:
     return cells if split else ["\n".join(cells)]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(how=st.sampled_from(sorted(IMPORTS)), depth=st.integers(0, 3), split=st.booleans(),
        decoy=st.booleans())
 def test_the_grader_reads_from_text_what_the_notebook_finds_on_live_functions(how, depth, split, decoy):
@@ -150,10 +168,10 @@ def test_the_grader_reads_from_text_what_the_notebook_finds_on_live_functions(ho
         linecache.cache[f"<cell{i}>"] = (len(cell), None, cell.splitlines(True), f"<cell{i}>")
         namespace["__name__"] = "__main__"
         exec(code, namespace)
-    live = {v.rule for v in function_violations(namespace["answer"], SOFTMAX_RULES)}
-    text = {v.rule for v in notebook_violations(cells, "answer", SOFTMAX_RULES)}
+    live = {v.rule for v in function_violations(namespace["answer"], SOFTMAX_FORBIDDEN)}
+    text = {v.rule for v in notebook_violations(cells, "answer", SOFTMAX_FORBIDDEN)}
     assert live == text
-    assert bool(text) == (how != "allowed")
+    assert bool(text) == (not how.startswith("allowed")), text
     x = torch.randn(3, 5)
     assert torch.allclose(namespace["answer"](x), torch.softmax(x, -1), atol=1e-6)  # the generated code is real
 
@@ -165,7 +183,11 @@ def test_a_forbidden_call_in_a_helper_is_named_with_the_helper():
     found = notebook_violations(cells[:3], "softmax", SOFTMAX_RULES)
     assert [v.message() for v in found] == [
         "line 3 of norm(): `return torch.softmax(z, -1)` uses torch.softmax, which this exercise asks you not to use"]
-    assert notebook_violations(["def softmax(x:\n"], "softmax", SOFTMAX_RULES) == []   # does not parse: nothing
+    # a cell that does not parse cannot be read: the rule is not met (the kernel's SyntaxError fails it too)
+    assert [v.line for v in notebook_violations(["def softmax(x:\n"], "softmax", SOFTMAX_RULES)] == [0]
+    # IPython's own syntax is read as IPython runs it, so an answer cannot hide in a cell with a shell escape
+    shell = ["import torch\n", "files = !ls\ndef softmax(x):\n    return torch.softmax(x, -1)\n"]
+    assert [v.rule for v in notebook_violations(shell, "softmax", SOFTMAX_RULES)] == ["torch.softmax"]
 
 
 def test_course_lib_steps_imported_as_the_answer_are_found_by_both_readings():
@@ -226,3 +248,20 @@ def test_failures_show_the_smallest_input_first_with_the_call_written_out():
     assert [label for label, _ in r.failures] == ["small", "big"]
     assert r.failures[0][1].endswith("input: (tensor([1.0, 2.0], dtype=float32))")
     assert r.failures[1][1].endswith("input: (<tensor of shape (40,), float32>)")
+
+
+def test_answers_the_text_cannot_show_break_the_rule_and_objects_are_read_through_their_class():
+    """An answer bound by exec of a string (a red team's) has no text to read: the grader's reading fails it.
+    A callable object's class is read like a function, by both readings."""
+    hidden = ["import torch\nexec('def softmax(x):\\n    return torch.softmax(x, -1)')\n"]
+    assert [v.line for v in notebook_violations(hidden, "softmax", SOFTMAX_FORBIDDEN)] == [0]
+    assert "cannot read it" in notebook_violations(hidden, "softmax", SOFTMAX_FORBIDDEN)[0].message()
+    obj = ("import torch\nclass Soft:\n    def __call__(self, x):\n        return torch.softmax(x, -1)\n\n"
+           "softmax = Soft()\n")
+    name = "<object-answer>"
+    linecache.cache[name] = (len(obj), None, obj.splitlines(True), name)
+    namespace = {"__name__": "__main__"}
+    exec(compile(obj, name, "exec"), namespace)
+    assert {v.rule for v in notebook_violations([obj], "softmax", SOFTMAX_FORBIDDEN)} == {"torch.softmax"}
+    # live: read through the methods of the object's class (their source is in the notebook's cells)
+    assert {v.rule for v in function_violations(namespace["softmax"], SOFTMAX_FORBIDDEN)} == {"torch.softmax"}

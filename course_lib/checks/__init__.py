@@ -66,7 +66,9 @@ def run_check(chk: Check, namespace: Mapping[str, Any]) -> tuple[Status, CheckRe
         return Status(chk.name, chk.exercise, PASSED, f"{result.n_cases}/{result.n_cases} cases"), result
     label, why = result.failures[0]
     first = why.splitlines()[0] if why else ""
-    detail = f"{len(result.failures)} of {result.n_cases} cases failed; first: {label!r}: {first}"
+    bad = sum(1 for lab, _ in result.failures if lab != "rules")
+    detail = (f"{bad} of {result.n_cases} cases failed; first: {label!r}: {first}" if label != "rules"
+              else f"breaks a rule of the exercise: {first}")
     return Status(chk.name, chk.exercise, FAILED, detail), result
 
 

@@ -233,9 +233,16 @@ class CheckResult:
             return f"{self.name}: {self.n_cases}/{self.n_cases} cases passed"
         if self.n_cases == 0:
             return f"{self.name}: no cases were run"
-        lines = [f"{self.name}: {len(self.failures)} of {self.n_cases} cases failed"]
+        # rule failures ("do not use torch.softmax") are not cases: counting them as cases once read "10 of 9"
+        n_rules = sum(1 for label, _ in self.failures if label == "rules")
+        n_bad = len(self.failures) - n_rules
+        head = f"{self.name}: {n_bad} of {self.n_cases} cases failed" if n_bad else f"{self.name}:"
+        if n_rules:
+            head += (", and" if n_bad else "") + " the answer breaks a rule of the exercise"
+        lines = [head]
         for label, msg in self.failures[:3]:
-            lines.append(f"  case {label!r}: " + msg.replace("\n", "\n    "))
+            what = "  rule: " if label == "rules" else f"  case {label!r}: "
+            lines.append(what + msg.replace("\n", "\n    "))
         if len(self.failures) > 3:
             lines.append(f"  ... and {len(self.failures) - 3} more")
         if self.hint:

@@ -97,9 +97,18 @@ SOFTMAX_FORBIDDEN = ("torch.softmax", "torch.log_softmax", "torch.logsumexp", "t
                      "torch.nn.functional.log_softmax", "torch.special.softmax", "torch.special.log_softmax",
                      "torch.special.logsumexp", "torch.nn.Softmax", "torch.nn.LogSoftmax", "Tensor.softmax",
                      "Tensor.log_softmax", "Tensor.logsumexp", "scipy.special.softmax", "scipy.special.log_softmax",
-                     "scipy.special.logsumexp")
+                     "scipy.special.logsumexp",
+                     # what computes them for you under another name (a blind red team used these)
+                     "torch.distributions.Categorical", "torch.distributions.categorical.Categorical",
+                     "torch.distributions.OneHotCategorical", "torch.distributions.Multinomial",
+                     "torch.distributions.RelaxedOneHotCategorical", "torch.logcumsumexp", "Tensor.logcumsumexp",
+                     "torch.nn.functional.softmin", "torch.nn.Softmin", "torch.nn.functional.gumbel_softmax",
+                     "torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss")
 """What exercises 1-2 forbid: "do not call torch.softmax, torch.log_softmax, torch.logsumexp (or their
-torch.nn.functional twins)"; scipy's and the tensor-method forms are the same calls under other names."""
+torch.nn.functional twins, or anything that computes them for you)"; scipy's and the tensor-method forms are
+the same calls under other names, and the distributions, softmin, logcumsumexp and cross-entropy compute them.
+Private and operator-level names (torch._softmax, torch.ops.aten) and names computed at run time are refused
+by course_lib.checks.rules itself."""
 PPL_RTOL = 1e-3  # = exp(2e-3 / n) - 1 at worst for n >= 2 scored tokens
 
 

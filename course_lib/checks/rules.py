@@ -8,8 +8,13 @@ A check declares the calls its exercise forbids as dotted names (``Check.forbidd
 ``violations(source, forbidden)`` reads the code without running it and finds every use of a forbidden name
 through any alias: ``import torch as t; t.softmax``, ``from torch.nn import functional as F; F.softmax``,
 ``from torch import softmax as sm``, ``f = torch.softmax``, ``getattr(torch, "softmax")``,
-``torch.nn.functional.__dict__["softmax"]`` is not followed (a student who writes that has read this file).
 ``"Tensor.softmax"`` names a tensor method: any ``<expression>.softmax`` whose base is not a module alias.
+
+What a reading of the text cannot follow is a violation of every rule too: a name computed at run time
+(``getattr`` with a computed name, ``vars()``, ``globals()``, ``__dict__``, ``eval``/``exec``, ``__import__``,
+``importlib``, ``operator.methodcaller``/``attrgetter``, ``sys.modules``), and the private or operator-level
+names under a forbidden name's package (``torch._softmax``, ``torch.ops.aten._log_softmax``, ``torch._C``):
+the same kernels under names no list can hold.
 With ``namespace`` (the function's globals, in a notebook), names bound in other cells are resolved too.
 
 Two readings of one answer, which must agree: in the notebook, ``function_violations(fn, ...)`` reads the
@@ -89,9 +94,28 @@ def _canonical(forbidden: Sequence[str]) -> tuple[set[str], set[str], dict[int, 
     return names, methods, objects
 
 
+# names whose use hides which function is called: a reading of the text cannot follow them
+DYNAMIC = {"builtins.getattr": "getattr with a computed name", "builtins.vars": "vars()",
+           "builtins.globals": "globals()", "builtins.locals": "locals()", "builtins.eval": "eval()",
+           "builtins.exec": "exec()", "builtins.compile": "compile()", "builtins.__import__": "__import__()",
+           "importlib.import_module": "importlib.import_module", "importlib.__import__": "importlib.__import__",
+           "operator.methodcaller": "operator.methodcaller", "operator.attrgetter": "operator.attrgetter",
+           "sys.modules": "sys.modules"}
+DUNDER_LOOKUPS = {"__dict__", "__getattribute__", "__getattr__", "__builtins__", "__globals__", "__code__"}
+BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")}
+
+
 def _strip_magics(source: str) -> str:
-    """The cell with IPython's `%magic` and `!shell` lines blanked (line numbers kept), so that it parses."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    """The cell as the Python IPython runs (``x = !ls`` is a call), so that it parses as it ran; without IPython,
+    `%magic` and `!shell` lines blanked. Line numbers are kept either way."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    try:
+        return TransformerManager().transform_cell(source)
+    except Exception:  # noqa: BLE001 - IPython could not transform it: the kernel could not run it either
+        return source
 
 
 class _Scanner:
@@ -99,6 +123,8 @@ class _Scanner:
 
     def __init__(self, forbidden: Sequence[str], namespace: Mapping[str, Any] | None) -> None:
         self.names, self.methods, self.objects = _canonical(forbidden)
+        # packages whose private and operator-level names count as the forbidden ones (torch._softmax, torch.ops)
+        self.roots = {f.split(".")[0] for f in self.names}
         self.namespace = namespace
         self.alias: dict[str, str] = {}   # local name -> dotted name it stands for
 
@@ -114,6 +140,8 @@ class _Scanner:
                 return ".".join([base] + parts[1:])
         if head in sys.modules or head in ("torch", "numpy", "math", "scipy"):
             return ".".join(parts)
+        if head in BUILTINS and (namespace is None or head not in namespace):
+            return ".".join(["builtins"] + parts)
         return None
 
     def learn(self, tree: ast.AST) -> None:
@@ -130,15 +158,24 @@ class _Scanner:
                 parts = _dotted(node.value)
                 if parts and (full := self.resolve(parts)) is not None:
                     alias[node.targets[0].id] = full
-                elif (isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "getattr"
+                elif (isinstance(node.value, ast.Call) and self.is_getattr(node.value.func)
                       and len(node.value.args) >= 2 and isinstance(node.value.args[1], ast.Constant)):
                     base = _dotted(node.value.args[0])
                     if base and (full := self.resolve(base)) is not None:
                         alias[node.targets[0].id] = f"{full}.{node.value.args[1].value}"
 
+    def is_getattr(self, func: ast.AST) -> bool:
+        """Whether ``func`` is the builtin getattr, under any name."""
+        parts = _dotted(func)
+        return bool(parts) and self.resolve(parts) == "builtins.getattr"
+
     def matches(self, full: str) -> str | None:
         if full in self.names:
             return full
+        parts = full.split(".")
+        private = [p for p in parts[1:] if (p.startswith("_") and not p.endswith("__")) or (p == "ops" and parts[0] == "torch")]
+        if parts[0] in self.roots and private:
+            return f"{parts[0]}'s private or operator-level functions ({full})"
         if self.namespace is not None:  # e.g. torch.nn.functional.softmax reached as torch.softmax's twin
             head, _, attr = full.rpartition(".")
             m = sys.modules.get(head)
@@ -158,7 +195,16 @@ class _Scanner:
                 code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
                 found.append(Violation(line, code, rule, function))
 
+        constant_getattr = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and len(n.args) >= 2
+                            and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)}
         for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in DUNDER_LOOKUPS:
+                add(node, f"a lookup through {node.attr}")
+            if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+                parts = _dotted(node)
+                full = self.resolve(parts) if parts else None
+                if full in DYNAMIC and not (full == "builtins.getattr" and id(node) in constant_getattr):
+                    add(node, f"{DYNAMIC[full]} (the grader cannot tell which function it reaches)")
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
                 for a in node.names:
                     full = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
@@ -174,7 +220,7 @@ class _Scanner:
                     base_full = self.resolve(base) if base else None
                     if base_full is None or base_full.endswith("Tensor"):  # an expression, i.e. a tensor
                         add(node, f"Tensor.{node.attr}")
-            elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) >= 2
+            elif (isinstance(node, ast.Call) and self.is_getattr(node.func) and len(node.args) >= 2
                   and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
                 base = _dotted(node.args[0])
                 full = self.resolve(base) if base else None
@@ -222,7 +268,7 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
             continue
         scanner.learn(tree)
         for node in getattr(tree, "body", []):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 defs[node.name] = (node, code.splitlines())
             elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                   and (isinstance(node.value, ast.Lambda) or node.targets[0].id == function)):
@@ -230,6 +276,10 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
             elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                     (a.asname or a.name.split(".")[0]) == function for a in node.names):
                 defs[function] = (node, code.splitlines())   # `from course_lib.generate import greedy`
+    if function not in defs:
+        # bound some other way (exec of a string, globals()[...] =, a loop): there is no text to read
+        return [Violation(0, function, "an answer defined where the grader cannot read it (not by a def, a class "
+                          "or an assignment at the top of a cell that parses)")]
     found: list[Violation] = []
     todo, seen = [function], set()
     while todo and len(seen) < MAX_HELPERS:
@@ -259,6 +309,12 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
         if id(f) in seen:
             continue
         seen.add(id(f))
+        if not isinstance(f, types.FunctionType):
+            # a class, or a callable object: its methods hold the code (a class's own source is not always
+            # available in a notebook; its functions' are)
+            cls = f if isinstance(f, type) else type(f)
+            todo += [m for m in vars(cls).values() if isinstance(m, types.FunctionType) and id(m) not in seen]
+            continue
         src = _source(f)
         if src is None or (tree := _parse(src)) is None:
             continue
@@ -271,7 +327,7 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
             continue
         for n in ast.walk(tree):
             g = namespace.get(n.id) if isinstance(n, ast.Name) else None
-            if (isinstance(g, types.FunctionType) and getattr(g, "__module__", None) == getattr(fn, "__module__", 0)
+            if (isinstance(g, (types.FunctionType, type)) and getattr(g, "__module__", None) == getattr(fn, "__module__", 0)
                     and id(g) not in seen):
                 todo.append(g)
     return found
