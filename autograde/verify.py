@@ -74,10 +74,12 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
 
 
 def rules_of(course: Course, source: Path) -> dict[str, tuple[str, list[str]]]:
-    """{check name: (exercise, forbidden calls)} for the checks of an instructor notebook that forbid any:
-    autograde.intake reads the submission's text for them (never the kernel's word)."""
+    """{check name: (exercise, forbidden calls)} for the checks of an instructor notebook: autograde.intake reads
+    the submission's text for them (never the kernel's word). Every answer also may not use the course's
+    checks (``<visible package>.*``): their cases and expected values are no answer (a red team's lookup of
+    the visible cases got their points)."""
     payloads, _ = _payloads_of(course, Path(source))
-    return {n: (p["exercise"], p["forbidden"]) for n, p in payloads.items() if p["forbidden"]}
+    return {n: (p["exercise"], p["forbidden"] + [f"{course.visible_package}.*"]) for n, p in payloads.items()}
 
 
 def _judge(course: Course, name: str, kind: str, outcomes_json: str):

@@ -265,3 +265,26 @@ def test_answers_the_text_cannot_show_break_the_rule_and_objects_are_read_throug
     assert {v.rule for v in notebook_violations([obj], "softmax", SOFTMAX_FORBIDDEN)} == {"torch.softmax"}
     # live: read through the methods of the object's class (their source is in the notebook's cells)
     assert {v.rule for v in function_violations(namespace["softmax"], SOFTMAX_FORBIDDEN)} == {"torch.softmax"}
+
+
+def test_every_answer_may_not_read_the_checks_but_honest_dynamic_code_passes():
+    """The grader sets `course_lib.checks.*` on every answer (verify.rules_of): a lookup of the visible cases'
+    expected values (a red team's, 5 of 26 points) breaks it however the package is reached; honest code that
+    uses getattr with a computed name is fine where the exercise names no calls."""
+    universal = ("course_lib.checks.*",)
+    lookups = [
+        "from course_lib.checks import VISIBLE\ndef f(x):\n    return VISIBLE.get('softmax').cases()[0].expected\n",
+        "import course_lib.checks.engine as E\ndef f(x):\n    return E.VISIBLE\n",
+        "def f(x):\n    from course_lib import checks\n    return checks.VISIBLE\n",
+        "import sys\ndef f(x):\n    return sys.modules['course_lib.' + 'checks']\n",
+        "import importlib\ndef f(x):\n    return importlib.import_module('course_lib.' + 'checks')\n",
+        "import course_lib\ndef f(x):\n    return course_lib.__dict__['che' + 'cks']\n",
+    ]
+    for src in lookups:
+        assert notebook_violations([src], "f", universal), src
+    honest = ["import torch\ndef f(x, dtype='float16'):\n    return torch.finfo(getattr(torch, dtype)).bits * x\n",
+              "from course_lib.generate import greedy\ndef f(x):\n    return greedy(x)\n"]
+    for src in honest:
+        assert notebook_violations([src], "f", universal) == [], src
+    msg = notebook_violations([lookups[0]], "f", universal)[0].message()
+    assert "course_lib.checks (the checks, their cases and expected values)" in msg, msg

@@ -26,6 +26,7 @@ the answer names (a helper that calls ``torch.softmax`` breaks the rule too), an
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 import types
 from collections.abc import Mapping, Sequence
@@ -80,9 +81,12 @@ def _object_name(obj: Any) -> str | None:
 
 
 def _canonical(forbidden: Sequence[str]) -> tuple[set[str], set[str], dict[int, str]]:
-    """(dotted names, tensor-method names, {id(live object): rule}) for the forbidden list."""
+    """(dotted names, tensor-method names, {id(live object): rule}) for the forbidden list (``pkg.*`` entries,
+    whole packages, are read by ``_Scanner`` itself)."""
     names, methods, objects = set(), set(), {}
     for f in forbidden:
+        if f.endswith(".*"):
+            continue
         if f.startswith("Tensor."):
             methods.add(f.split(".", 1)[1])
             continue
@@ -94,7 +98,12 @@ def _canonical(forbidden: Sequence[str]) -> tuple[set[str], set[str], dict[int, 
     return names, methods, objects
 
 
-# names whose use hides which function is called: a reading of the text cannot follow them
+# names whose use hides which function is called: a reading of the text cannot follow them. The first group
+# breaks any rule, even a package rule alone (`course_lib.checks.*`, which the grader sets on every answer: the
+# checks' own cases and expected values are no answer); the rest only rules that name calls, since honest code
+# may write getattr(torch, dtype_name)
+UNIVERSAL = {"builtins.eval", "builtins.exec", "builtins.compile", "builtins.__import__", "importlib.import_module",
+             "importlib.__import__", "sys.modules"}
 DYNAMIC = {"builtins.getattr": "getattr with a computed name", "builtins.vars": "vars()",
            "builtins.globals": "globals()", "builtins.locals": "locals()", "builtins.eval": "eval()",
            "builtins.exec": "exec()", "builtins.compile": "compile()", "builtins.__import__": "__import__()",
@@ -102,6 +111,7 @@ DYNAMIC = {"builtins.getattr": "getattr with a computed name", "builtins.vars": 
            "operator.methodcaller": "operator.methodcaller", "operator.attrgetter": "operator.attrgetter",
            "sys.modules": "sys.modules"}
 DUNDER_LOOKUPS = {"__dict__", "__getattribute__", "__getattr__", "__builtins__", "__globals__", "__code__"}
+UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
 BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")}
 
 
@@ -123,6 +133,8 @@ class _Scanner:
 
     def __init__(self, forbidden: Sequence[str], namespace: Mapping[str, Any] | None) -> None:
         self.names, self.methods, self.objects = _canonical(forbidden)
+        self.packages = {f[:-2] for f in forbidden if f.endswith(".*")}
+        self.strict = bool(self.names or self.methods)  # the rule names calls, not only packages
         # packages whose private and operator-level names count as the forbidden ones (torch._softmax, torch.ops)
         self.roots = {f.split(".")[0] for f in self.names}
         self.namespace = namespace
@@ -172,6 +184,9 @@ class _Scanner:
     def matches(self, full: str) -> str | None:
         if full in self.names:
             return full
+        for package in self.packages:
+            if full == package or full.startswith(package + "."):
+                return f"{package} (the checks, their cases and expected values)"
         parts = full.split(".")
         private = [p for p in parts[1:] if (p.startswith("_") and not p.endswith("__")) or (p == "ops" and parts[0] == "torch")]
         if parts[0] in self.roots and private:
@@ -198,12 +213,13 @@ class _Scanner:
         constant_getattr = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and len(n.args) >= 2
                             and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in DUNDER_LOOKUPS:
+            if isinstance(node, ast.Attribute) and node.attr in (DUNDER_LOOKUPS if self.strict else UNIVERSAL_DUNDERS):
                 add(node, f"a lookup through {node.attr}")
             if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
                 parts = _dotted(node)
                 full = self.resolve(parts) if parts else None
-                if full in DYNAMIC and not (full == "builtins.getattr" and id(node) in constant_getattr):
+                if (full in DYNAMIC and (self.strict or full in UNIVERSAL)
+                        and not (full == "builtins.getattr" and id(node) in constant_getattr)):
                     add(node, f"{DYNAMIC[full]} (the grader cannot tell which function it reaches)")
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
                 for a in node.names:
@@ -250,6 +266,13 @@ def violations(source: str, forbidden: Sequence[str], namespace: Mapping[str, An
 MAX_HELPERS = 50  # functions followed from one answer: a notebook has a handful
 
 
+@functools.lru_cache(maxsize=2048)
+def _cell_tree(source: str) -> tuple[str, ast.AST | None]:
+    """(the cell as IPython runs it, its syntax tree or None): the grader reads one notebook for every check."""
+    code = _strip_magics(source)
+    return code, _parse(code)
+
+
 def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence[str]) -> list[Violation]:
     """Forbidden uses in a notebook's answer ``function`` and in the notebook's functions it calls, from text.
 
@@ -263,8 +286,8 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
     scanner = _Scanner(forbidden, None)
     defs: dict[str, tuple[ast.AST, list[str]]] = {}
     for source in cells:
-        code = _strip_magics(source)
-        if (tree := _parse(code)) is None:
+        code, tree = _cell_tree(source)
+        if tree is None:
             continue
         scanner.learn(tree)
         for node in getattr(tree, "body", []):
