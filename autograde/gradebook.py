@@ -18,6 +18,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from autograde.lms import SAFE_ID
 from autograde.course import Course, write_atomic
 
 
@@ -40,11 +41,21 @@ def read_roster(path: Path) -> list[dict[str, str]]:
             raise ValueError(f"{path}, line {n}: empty id")
         if "/" in sid or sid in (".", "..") or sid != sid.strip():
             raise ValueError(f"{path}, line {n}: id {sid!r} cannot be a folder name")
+        if not SAFE_ID.match(sid):
+            raise ValueError(f"{path}, line {n}: id {sid!r} is not a student id the harness grades (letters, digits "
+                             "and . _ @ + -, at most 100, starting with a letter or digit)")
         if sid in seen:
             raise ValueError(f"{path}, line {n}: id {sid!r} appears twice")
         seen.add(sid)
-        rows.append({f: row[f] for f in ROSTER_FIELDS})
+        rows.append({f: row[f] if f == "id" else _plain(row[f]) for f in ROSTER_FIELDS})
     return rows
+
+
+def _plain(text: str) -> str:
+    """A name or e-mail address as formgrader may show it: formgrader writes roster names into its pages
+    unescaped (a student's LMS display name ``<img onerror=...>`` ran script there), so the characters that
+    make markup and control characters are dropped; 200 characters at most."""
+    return "".join(ch for ch in text if ch not in '<>&"`' and (ch.isprintable() or ch == " "))[:200]
 
 
 def _apply_roster(gb, rows: list[dict[str, str]]) -> None:

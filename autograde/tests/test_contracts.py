@@ -135,11 +135,25 @@ IMPORTS = {"plain": ("import torch", "torch.softmax(x, -1)"),
            "methodcaller": ("import operator", "operator.methodcaller('softmax', -1)(x)"),
            "eval": ("import torch", "eval('torch.softmax')(x, -1)"),
            "sys.modules": ("import sys", "sys.modules['torch'].softmax(x, -1)"),
+           # what a second blind red team used (session 8): bindings other than `name = dotted.name`
+           "dict": ("import torch\nOPS = {'sm': torch.softmax}", "OPS['sm'](x, -1)"),
+           "partial": ("import torch, functools\nsm = functools.partial(torch.softmax, dim=-1)", "sm(x)"),
+           "walrus": ("import torch\n(sw := torch.softmax)", "sw(x, -1)"),
+           "for target": ("import torch\nfor sf in [torch.softmax]:\n    pass", "sf(x, -1)"),
+           "with target": ("import torch, contextlib\nwith contextlib.nullcontext(torch.softmax) as ws:\n    pass",
+                           "ws(x, -1)"),
+           "unpacked": ("import torch\nta, tb = torch.exp, torch.softmax", "tb(x, -1)"),
+           "annotated": ("import torch\nan: object = torch.softmax", "an(x, -1)"),
+           "dict of a helper": ("import torch\ndef hh(z):\n    return torch.softmax(z, -1)\nHH = {'f': hh}", "HH['f'](x)"),
            # ... and honest code that looks a little like them
            "allowed getattr": ("import torch", "getattr(torch, 'exp')(x - x.amax(-1, keepdim=True)) / "
                                                 "torch.exp(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)"),
            "allowed dunder": ("import torch", "(x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True))"
-                                               ".exp().sum(-1, keepdim=True) * (1 if torch.__version__ else 0)")}
+                                               ".exp().sum(-1, keepdim=True) * (1 if torch.__version__ else 0)"),
+           "allowed unpacked": ("import torch\nta, tb = torch.exp, torch.softmax",
+                                "ta(x - x.amax(-1, keepdim=True)) / ta(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)"),
+           "allowed scratch": ("import torch\nref = torch.softmax(torch.zeros(3), -1)\nsmx = None",
+                               "(lambda smx: smx / smx.sum(-1, keepdim=True))(torch.exp(x - x.amax(-1, keepdim=True)))")}
 
 
 def _cells(how: str, depth: int, split: bool) -> list[str]:
@@ -151,7 +165,7 @@ def _cells(how: str, depth: int, split: bool) -> list[str]:
     return cells if split else ["\n".join(cells)]
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(how=st.sampled_from(sorted(IMPORTS)), depth=st.integers(0, 3), split=st.booleans(),
        decoy=st.booleans())
 def test_the_grader_reads_from_text_what_the_notebook_finds_on_live_functions(how, depth, split, decoy):

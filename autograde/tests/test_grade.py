@@ -22,9 +22,11 @@ from autograde.tests.conftest import REAL_ASSIGNMENTS, digest, grade_on_command_
 CORRECT = {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n",
            "a_why": "Because 2x = x + x by distributivity."}
 LIMITS = Limits(wall_s=120, memory_bytes=2 << 30)
-MARKUP = ("Because 2x = x + x. <img src=x onerror=\"window.__pwned = 'markdown'\">\n\n"
-          "[see my plot](javascript:window.__pwned='link') <svg onload=\"window.__pwned = 'svg'\"></svg>")
-RAW_MARKUP = "<script>window.__pwned = 'raw'</script>"
+PUSH = "(window.__p = window.__p || []).push"  # every payload that runs leaves its name in window.__p
+MARKUP = (f"Because 2x = x + x. <img src=x onerror=\"{PUSH}('markdown')\">\n\n"
+          f"[see my plot](javascript:{PUSH}('link')) <svg onload=\"{PUSH}('svg')\"></svg>")
+RAW_MARKUP = f"<script>{PUSH}('raw')</script>"
+NAME = f"<img src=x onerror=\"{PUSH}('name')\">"  # a display name from the LMS, in the roster
 
 
 def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
@@ -253,8 +255,8 @@ def test_student_markup_is_text_in_every_page_the_harness_writes(graded):
     page = (out / "feedback" / "markup" / "fx" / "fx.html").read_text()
     copy = (out / "autograded" / "markup" / "fx" / "fx.ipynb").read_text()
     for text in (page, copy):
-        assert "window.__pwned" in html.unescape(text)  # shown ...
-    assert not [t for t in _tags(page) if re.search(r"onerror|onload|<script>window|javascript:|<svg", t)]  # ... as text
+        assert "window.__p" in html.unescape(text)  # shown ...
+    assert not [t for t in _tags(page) if re.search(r"onerror|onload|<script>\(window|javascript:|<svg", t)]  # ... as text
     nb = json.loads(copy)
     assert "".join(nb["cells"][0]["source"]).startswith("# Fixture assignment")  # the release's text: as written
     student = [c for c in nb["cells"][1:] if c["cell_type"] in ("markdown", "raw")
@@ -316,14 +318,17 @@ def formgrader(graded, tmp_path):
 
 
 def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
-    """Opening 'markup's manual-grading page in a real browser runs none of the student's markup, and changes no
-    grade. Control: the same page from a copy that was not made inert (as before this guarantee) runs it, so
+    """Opening 'markup's manual-grading page in a real browser runs none of the student's markup (answer, added
+    cells, a display name from the roster), and changes no grade. Control: the same page from a copy that was
+    not made inert and a name written into the gradebook as it came (as before these guarantees) runs them, so
     the browser check can see a payload that runs."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the course's `test` extra)")
     chromium = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
     if not chromium.exists():
         pytest.skip(f"no Chromium at {chromium} (apt-get install chromium)")
     from nbgrader.api import Gradebook
+
+    from autograde.gradebook import import_roster
 
     _, _, out, _, _, _ = graded
     base, token = formgrader
@@ -342,6 +347,9 @@ def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
     for cell in live["cells"]:
         if cell["metadata"].get("nbgrader", {}).get("grade_id") == "a_why":
             cell["source"] = MARKUP  # what the manual-grading page showed before answers were made inert
+    roster = tmp_path / "roster.csv"
+    with open(roster, "w", newline="") as f:
+        csv.writer(f).writerows([["id", "first", "last", "email"], ["markup", NAME, "Student", "m@example.org"]])
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(chromium), headless=True,
                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
@@ -352,18 +360,23 @@ def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
                 page.goto(f"{base}/formgrader/submissions/{sid}/?token={token}")
                 page.wait_for_selector(".student-markdown, .rendered_html", timeout=60_000)
                 page.wait_for_timeout(1500)  # an onerror fires once the broken image has failed to load
-                return page.evaluate("() => ({pwned: window.__pwned || null, text: document.body.innerText})")
+                return page.evaluate("() => ({ran: window.__p || [], text: document.body.innerText, "
+                                     "html: document.documentElement.outerHTML})")
 
             try:
                 nb_path.write_text(json.dumps(live))
+                with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+                    gb.update_or_create_student("markup", first_name=NAME, last_name="Student")
                 control = visit()
             finally:
                 nb_path.write_text(inert)
-            assert control["pwned"] in ("markdown", "svg"), "the control page should have run the student's markup"
+                import_roster(out, roster)  # as an instructor imports it: names made plain text
+            assert {"markdown", "svg", "name"} <= set(control["ran"]), control["ran"]
             seen = visit()
         finally:
             browser.close()
-    assert seen["pwned"] is None
-    assert "onerror=\"window.__pwned = 'markdown'\"" in seen["text"]  # the answer, readable as typed
-    assert "window.__pwned = 'raw'" in seen["text"] and "attachment:missing.png" in seen["text"]
+    assert seen["ran"] == []
+    assert f"onerror=\"{PUSH}('markdown')\"" in seen["text"]  # the answer, readable as typed
+    assert f"{PUSH}('raw')" in seen["text"] and "attachment:missing.png" in seen["text"]
+    assert "Student, img src=x onerror=" in seen["html"]  # the name (hidden until asked for), minus markup
     assert grades() == before

@@ -49,10 +49,19 @@ def test_roster_names_reach_the_gradebook(tmp_path):
     ("id,first,last,email\ns1,A,B,a@x\ns1,C,D,c@x\n", "appears twice"),
     ("id,first,last,email\n../x,A,B,a@x\n", "folder name"),
     ("id,first,last,email\n,A,B,a@x\n", "empty id"),
+    ("id,first,last,email\n<img src=x onerror=1>,A,B,a@x\n", "not a student id"),
+    ("id,first,last,email\ns1 x,A,B,a@x\n", "not a student id"),
 ])
 def test_malformed_roster_is_refused(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         read_roster(_write(tmp_path / "r.csv", text))
+
+
+def test_roster_names_are_plain_text_for_formgrader(tmp_path):
+    """formgrader prints roster names unescaped; a second blind red team ran script from a display name."""
+    rows = read_roster(_write(tmp_path / "r.csv", "id,first,last,email\n"
+                              "s1,\"<img src=x onerror=\"\"window.x=1\"\">\",O'Brien & Co,a@x\"><b>\n"))
+    assert rows == [{"id": "s1", "first": "img src=x onerror=window.x=1", "last": "O'Brien  Co", "email": "a@xb"}]
 
 
 def _notebooks():

@@ -75,6 +75,9 @@ def _object_name(obj: Any) -> str | None:
     if isinstance(obj, types.ModuleType):
         return obj.__name__
     mod, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    short = getattr(obj, "__name__", None)
+    if isinstance(mod, str) and isinstance(short, str) and getattr(sys.modules.get(mod), short, None) is obj:
+        return f"{mod}.{short}"  # the public name (torch.exp), not the implementation's (torch._VariableFunctionsClass.exp)
     if isinstance(mod, str) and isinstance(name, str):
         return f"{mod}.{name}"
     return None
@@ -139,6 +142,8 @@ class _Scanner:
         self.roots = {f.split(".")[0] for f in self.names}
         self.namespace = namespace
         self.alias: dict[str, str] = {}   # local name -> dotted name it stands for
+        self.taint: dict[str, str] = {}   # module-level name bound to a value built from a forbidden one -> rule
+        self.links: dict[str, set[str]] = {}  # module-level name -> the names its value was built from
 
     def resolve(self, parts: list[str]) -> str | None:
         head, namespace = parts[0], self.namespace
@@ -176,6 +181,46 @@ class _Scanner:
                     if base and (full := self.resolve(base)) is not None:
                         alias[node.targets[0].id] = f"{full}.{node.value.args[1].value}"
 
+    def learn_bindings(self, tree: ast.AST) -> None:
+        """Module-level names bound to anything built from a forbidden name (``OPS = {"sm": torch.softmax}``,
+        ``partial(torch.softmax)``, ``(sm := torch.softmax)``, ``for``/``with`` targets, unpacking): using such
+        a name uses the forbidden one. Function and class bodies are their own scopes and are not read here."""
+        for target, value in _bindings(tree):
+            used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    self.links.setdefault(n.id, set()).update(used)
+            parts = _dotted(value)
+            if isinstance(target, ast.Name) and parts and (full := self.resolve(parts)) is not None:
+                self.alias[target.id] = full  # `a, b = x.y, z.w`, `(a := x.y)`: aliases, read where they are used
+                continue
+            rules = {v.rule for v in self.find(value, [])}
+            if rules:
+                rule = sorted(rules)[0]
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name):
+                        self.taint[n.id] = rule
+
+    def _holds(self, obj: Any, depth: int = 0) -> str | None:
+        """The rule of a forbidden object inside ``obj`` (a dict, list, tuple, set or functools.partial)."""
+        import functools as _ft
+        if id(obj) in self.objects and depth:
+            return self.objects[id(obj)]
+        if depth > 3:
+            return None
+        if isinstance(obj, _ft.partial):
+            items = [obj.func, *obj.args, *obj.keywords.values()]
+        elif isinstance(obj, dict):
+            items = list(obj.values())[:1000]
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            items = list(obj)[:1000]
+        else:
+            return None
+        for item in items:
+            if (rule := self._holds(item, depth + 1)) is not None:
+                return rule
+        return None
+
     def is_getattr(self, func: ast.AST) -> bool:
         """Whether ``func`` is the builtin getattr, under any name."""
         parts = _dotted(func)
@@ -212,7 +257,14 @@ class _Scanner:
 
         constant_getattr = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and len(n.args) >= 2
                             and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)}
+        local = _locals(tree)
         for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
+                if node.id in self.taint:
+                    add(node, self.taint[node.id])
+                elif self.namespace is not None and node.id in self.namespace and node.id not in self.alias:
+                    if (rule := self._holds(self.namespace[node.id])) is not None:  # the live twin of taint
+                        add(node, rule)
             if isinstance(node, ast.Attribute) and node.attr in (DUNDER_LOOKUPS if self.strict else UNIVERSAL_DUNDERS):
                 add(node, f"a lookup through {node.attr}")
             if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
@@ -245,6 +297,63 @@ class _Scanner:
                 elif node.args[1].value in self.methods and full is None:
                     add(node, f"Tensor.{node.args[1].value}")
         return found
+
+
+def _locals(tree: ast.AST) -> set[str]:
+    """Names a function binds itself (parameters, assignments): they hide module-level names of the same name."""
+    if not isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return set()
+    a = tree.args
+    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]}
+    body = tree.body if isinstance(tree.body, list) else [tree.body]
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(n.name)
+    return names
+
+
+def _bindings(tree: ast.AST):
+    """(target, value) of every module-level binding in ``tree``, compound statements included, function and
+    class bodies not; unpacking pairs targets with values where both are tuples or lists of one length."""
+    def pairs(target: ast.AST, value: ast.AST):
+        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)):
+            for t, v in zip(target.elts, value.elts):
+                yield from pairs(t, v)
+        else:
+            yield target, value
+
+    def walrus(node: ast.AST):
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, ast.NamedExpr):
+                yield n.target, n.value
+            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.extend(ast.iter_child_nodes(n))
+
+    todo = list(getattr(tree, "body", []))
+    while todo:
+        st = todo.pop(0)
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                yield from pairs(t, st.value)
+        elif isinstance(st, (ast.AnnAssign, ast.AugAssign)) and st.value is not None:
+            yield st.target, st.value
+        elif isinstance(st, (ast.For, ast.AsyncFor)):
+            yield st.target, st.iter
+        elif isinstance(st, (ast.With, ast.AsyncWith)):
+            for item in st.items:
+                if item.optional_vars is not None:
+                    yield item.optional_vars, item.context_expr
+        yield from walrus(st)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            todo.extend(x for x in getattr(st, field, []) if isinstance(x, (ast.stmt, ast.excepthandler)))
 
 
 def _parse(source: str) -> ast.AST | None:
@@ -290,6 +399,7 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
         if tree is None:
             continue
         scanner.learn(tree)
+        scanner.learn_bindings(tree)
         for node in getattr(tree, "body", []):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 defs[node.name] = (node, code.splitlines())
@@ -312,7 +422,17 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
         seen.add(name)
         node, lines = defs[name]
         found += scanner.find(node, lines, "" if name == function else name)
-        todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in defs and n.id not in seen]
+        # the notebook's functions it names, directly or through a module-level value built from them
+        # (OPS = {"sm": helper}: OPS["sm"](x) calls helper)
+        names, reached = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)], set()
+        while names:
+            n = names.pop()
+            if n in reached:
+                continue
+            reached.add(n)
+            if n in defs and n not in seen:
+                todo.append(n)
+            names += scanner.links.get(n, ())
     return found
 
 
@@ -350,10 +470,28 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
             continue
         for n in ast.walk(tree):
             g = namespace.get(n.id) if isinstance(n, ast.Name) else None
-            if (isinstance(g, (types.FunctionType, type)) and getattr(g, "__module__", None) == getattr(fn, "__module__", 0)
-                    and id(g) not in seen):
-                todo.append(g)
+            for h in _functions_in(g):
+                if getattr(h, "__module__", None) == getattr(fn, "__module__", 0) and id(h) not in seen:
+                    todo.append(h)
     return found
+
+
+def _functions_in(obj: Any, depth: int = 0) -> list:
+    """Functions and classes in ``obj`` itself, or inside it (a dict, list, tuple, set or functools.partial)."""
+    import functools as _ft
+    if isinstance(obj, (types.FunctionType, type)):
+        return [obj]
+    if depth > 3:
+        return []
+    if isinstance(obj, _ft.partial):
+        items = [obj.func, *obj.args, *obj.keywords.values()]
+    elif isinstance(obj, dict):
+        items = list(obj.values())[:1000]
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        items = list(obj)[:1000]
+    else:
+        return []
+    return [f for item in items for f in _functions_in(item, depth + 1)]
 
 
 def _source(fn: Any) -> str | None:
