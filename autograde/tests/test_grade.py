@@ -380,3 +380,24 @@ def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
     assert f"{PUSH}('raw')" in seen["text"] and "attachment:missing.png" in seen["text"]
     assert "Student, img src=x onerror=" in seen["html"]  # the name (hidden until asked for), minus markup
     assert grades() == before
+
+
+def test_the_trusted_pass_gets_what_is_left_of_the_wall_clock_and_a_stopped_one_is_a_timeout(fx_course, tmp_path,
+                                                                                              monkeypatch):
+    """nbgrader's pass (no student code) is bounded by the wall-clock budget, not a fixed backstop: it gets what
+    is left, at least TRUSTED_PASS_MIN_S; when it is stopped the row says `timeout`, with why."""
+    import time as _time
+
+    from autograde import grade as grade_module
+    real, allowed = grade_module._run_worker, []
+
+    def stopped_at_once(jobdir, env, deadline):
+        allowed.append(deadline - _time.monotonic())
+        return real(jobdir, env, _time.monotonic())  # the deadline has passed as it starts: the real kill path
+
+    monkeypatch.setattr(grade_module, "_run_worker", stopped_at_once)
+    submit(tmp_path / "subs", "s", student_notebook(fx_course, CORRECT))
+    records = grade(fx_course, tmp_path / "subs", tmp_path / "out", limits=Limits(wall_s=100), log=lambda *_: None)
+    assert grade_module.TRUSTED_PASS_MIN_S <= allowed[0] <= 100
+    assert (records[0]["status"], records[0]["score"]) == ("timeout", 0)
+    assert "nbgrader's pass over the notebook took longer than" in records[0]["detail"]
