@@ -12,9 +12,7 @@ student markdown escaped), and writes ``JOBDIR/worker.json``: {"autograde": {...
 
 from __future__ import annotations
 
-import html as htmllib
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -73,7 +71,7 @@ def main(jobdir: str) -> int:
     out: dict = {"autograde": api.autograde(a, s, force=True, create=True)}
     out["seconds"] = {"startup": round(t0 - T_START, 2), "autograde": round(time.perf_counter() - t0, 2)}
     if out["autograde"]["success"]:
-        leaked = []
+        leaked, withhold = [], set()
         for name in job["notebooks"]:
             graded = course_dir / "autograded" / s / a / f"{name}.ipynb"
             if not graded.exists():
@@ -81,6 +79,14 @@ def main(jobdir: str) -> int:
             source = nbformat.read(job["source_notebooks"][name], as_version=4)
             release = nbformat.read(job["release_notebooks"][name], as_version=4)
             safe = feedback_safe(nbformat.read(str(graded), as_version=4), source, release)
+            # The guard reads only the text the harness puts on the page (locked cells: tests, questions), never
+            # the student's own cells and outputs: hidden source never reaches a sandbox, so a hidden line there
+            # was typed by the student, and withholding their page for it would tell them their guess was right
+            ours = "\n".join(c.source for c in safe.cells if c.get("metadata", {}).get("nbgrader", {}).get("locked"))
+            secret = hidden_lines(source)
+            if any(line in ours for line in secret):
+                leaked += [line for line in secret if line in ours]
+                withhold.add(name)
             dest = course_dir / "feedback_src" / s / a / f"{name}.ipynb"
             dest.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(safe, str(dest))
@@ -88,15 +94,10 @@ def main(jobdir: str) -> int:
             t0 = time.perf_counter()
             out["feedback"] = api.generate_feedback(a, s, force=True)
             out["seconds"]["feedback"] = round(time.perf_counter() - t0, 2)
-        for name in job["notebooks"]:
+        for name in withhold:
             html = course_dir / "feedback" / s / a / f"{name}.html"
             if html.exists():
-                # compare against the text a reader sees: tags (syntax highlighting) stripped, entities decoded
-                text = htmllib.unescape(re.sub(r"<[^>]+>", "", html.read_text(encoding="utf-8")))
-                secret = hidden_lines(nbformat.read(job["source_notebooks"][name], as_version=4))
-                leaked += [line for line in secret if line in text]
-                if any(line in text for line in secret):
-                    html.unlink()  # never hand out a page that quotes hidden tests
+                html.unlink()  # never hand out a page whose own text quotes hidden tests
         out["leaked"] = leaked
     (root / "worker.json").write_text(json.dumps(out))
     return 0

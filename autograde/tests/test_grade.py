@@ -72,6 +72,10 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     # the instructor notebook itself, through a hard link into solutions/ (a red team's): graded, and flagged
     (folder / "instructor" / "fx").mkdir(parents=True)
     os.link(course.solutions / "fx" / "fx.ipynb", folder / "instructor" / "fx" / "fx.ipynb")
+    # a student who prints a right guess of a hidden test line: their page is theirs (withholding it, as the
+    # guard once did, told them the guess was right)
+    guess = {**CORRECT, "square": "print(\"hidden_check('double_hidden', double)\")\n" + CORRECT["square"]}
+    submit(folder, "guess", student_notebook(course, guess))
     (folder / "absent" / "fx").mkdir(parents=True)
     # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
     submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
@@ -84,7 +88,7 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             # the kernel (patched) passed square, the grader's reading did not: a look is asked for
             "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade"),
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
-            "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name")}
+            "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -153,9 +157,12 @@ def test_feedback_never_shows_hidden_tests(graded):
     _, _, out, _, _, _ = graded
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
-                                            "background", "renamed", "forbidden", "markup", "moved", "instructor"}
+                                            "background", "renamed", "forbidden", "markup", "moved", "instructor",
+                                            "guess"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+        if page.parts[-3] == "guess":  # what the student printed is theirs; nothing else of the hidden test
+            text = text.replace("hidden_check('double_hidden', double)", "", 2)
         assert "hidden_check" not in text and "fx_hidden" not in text and "HIDDEN TESTS" not in text, page
     wrong = html.unescape(re.sub(r"<[^>]+>", "", (out / "feedback" / "wrong" / "fx" / "fx.html").read_text()))
     assert "double_hidden: 2 of 3 cases failed" in wrong  # the verdict of the hidden check is shown, not its code
@@ -237,8 +244,8 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
     with pytest.raises(KeyboardInterrupt):
         grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
     done = {r["student"] for r in _rows(out2 / "grades.csv")}
-    assert done == {"absent", "background", "correct", "exit", "forbidden", "instructor", "invalid", "logging",
-                    "loop", "markup"}  # sorted before 'memory'
+    assert done == {"absent", "background", "correct", "exit", "forbidden", "guess", "instructor", "invalid",
+                    "logging", "loop", "markup"}  # sorted before 'memory'
     expected = graded[3]
     assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))
 
