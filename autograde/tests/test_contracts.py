@@ -293,6 +293,8 @@ def test_every_answer_may_not_read_the_checks_but_honest_dynamic_code_passes():
         "import sys\ndef f(x):\n    return sys.modules['course_lib.' + 'checks']\n",
         "import importlib\ndef f(x):\n    return importlib.import_module('course_lib.' + 'checks')\n",
         "import course_lib\ndef f(x):\n    return course_lib.__dict__['che' + 'cks']\n",
+        "def f(x):\n    return get_ipython().ev('__import__(\"course_lib.checks\")')\n",
+        "from IPython import get_ipython as g\ndef f(x):\n    return g().user_ns\n",
     ]
     for src in lookups:
         assert notebook_violations([src], "f", universal), src

@@ -106,13 +106,18 @@ def _canonical(forbidden: Sequence[str]) -> tuple[set[str], set[str], dict[int, 
 # checks' own cases and expected values are no answer); the rest only rules that name calls, since honest code
 # may write getattr(torch, dtype_name)
 UNIVERSAL = {"builtins.eval", "builtins.exec", "builtins.compile", "builtins.__import__", "importlib.import_module",
-             "importlib.__import__", "sys.modules"}
+             "importlib.__import__", "sys.modules", "builtins.get_ipython", "IPython.get_ipython",
+             "IPython.core.getipython.get_ipython", "IPython.core.interactiveshell.InteractiveShell.get_ipython"}
 DYNAMIC = {"builtins.getattr": "getattr with a computed name", "builtins.vars": "vars()",
            "builtins.globals": "globals()", "builtins.locals": "locals()", "builtins.eval": "eval()",
            "builtins.exec": "exec()", "builtins.compile": "compile()", "builtins.__import__": "__import__()",
            "importlib.import_module": "importlib.import_module", "importlib.__import__": "importlib.__import__",
            "operator.methodcaller": "operator.methodcaller", "operator.attrgetter": "operator.attrgetter",
-           "sys.modules": "sys.modules"}
+           "sys.modules": "sys.modules",
+           # IPython runs strings as code (run_cell, ev, ex): under any of the names it is reached by
+           "builtins.get_ipython": "get_ipython()", "IPython.get_ipython": "get_ipython()",
+           "IPython.core.getipython.get_ipython": "get_ipython()",
+           "IPython.core.interactiveshell.InteractiveShell.get_ipython": "get_ipython()"}
 DUNDER_LOOKUPS = {"__dict__", "__getattribute__", "__getattr__", "__builtins__", "__globals__", "__code__"}
 UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
 BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")}
