@@ -304,3 +304,22 @@ def test_every_answer_may_not_read_the_checks_but_honest_dynamic_code_passes():
         assert notebook_violations([src], "f", universal) == [], src
     msg = notebook_violations([lookups[0]], "f", universal)[0].message()
     assert "course_lib.checks (the checks, their cases and expected values)" in msg, msg
+
+
+FRAGMENTS = ["import torch", "import torch as t", "from torch import softmax as s", "def softmax(x):", "    return",
+             " torch.softmax(x, -1)", " s(x)", "OPS = {'a': torch.softmax}", "(w := torch.exp)", "for q in [s]:",
+             "    pass", "with open('f') as fh:", "class K:", "    def __call__(self, x):", "lambda x: x", "%time",
+             "!ls", "x = !ls", "getattr(torch, n)", "vars(torch)", "a, b = b, a", "a: int = 1", "global g", "del x",
+             "try:", "except Exception:", "finally:", "if x:", "else:", "@functools.cache", "async def softmax(x):",
+             "    await x", "yield", "softmax = softmax", "softmax = lambda x: softmax(x)", "\\", "(", ")", "[", "]",
+             "\"\"\"", "'", "#", "\t", "\n", "    ", ";", ":", ",", "=", ".", "*", "**", "__dict__", "__import__('os')"]
+CODE = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=40).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(cells=st.lists(st.one_of(CODE, CODE.map(lambda c: c.replace(" ", "\n"))), max_size=4))
+def test_the_rule_reader_never_raises_on_any_text(cells):
+    """The grader's reading of rules runs on a student's text (autograde.intake): fuzzed with code-like text, it
+    returns findings or nothing, never an exception (where it did, intake fails the rule closed)."""
+    found = notebook_violations(cells, "softmax", list(SOFTMAX_FORBIDDEN) + ["course_lib.checks.*"])
+    assert all(isinstance(v.line, int) and isinstance(v.message(), str) for v in found)

@@ -130,8 +130,11 @@ def _strip_magics(source: str) -> str:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:
         return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    import warnings
     try:
-        return TransformerManager().transform_cell(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # odd line endings: IPython warns, then transforms as best it can
+            return TransformerManager().transform_cell(source)
     except Exception:  # noqa: BLE001 - IPython could not transform it: the kernel could not run it either
         return source
 
