@@ -152,6 +152,9 @@ IMPORTS = {"plain": ("import torch", "torch.softmax(x, -1)"),
                                                ".exp().sum(-1, keepdim=True) * (1 if torch.__version__ else 0)"),
            "allowed unpacked": ("import torch\nta, tb = torch.exp, torch.softmax",
                                 "ta(x - x.amax(-1, keepdim=True)) / ta(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)"),
+           "allowed rebound": ("import torch\nOPS = {'sm': torch.softmax}\nOPS = {'sm': torch.exp}",
+                               "OPS['sm'](x - x.amax(-1, keepdim=True)) / "
+                               "OPS['sm'](x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)"),
            "allowed scratch": ("import torch\nref = torch.softmax(torch.zeros(3), -1)\nsmx = None",
                                "(lambda smx: smx / smx.sum(-1, keepdim=True))(torch.exp(x - x.amax(-1, keepdim=True)))")}
 

@@ -203,11 +203,12 @@ class _Scanner:
                 self.alias[target.id] = full  # `a, b = x.y, z.w`, `(a := x.y)`: aliases, read where they are used
                 continue
             rules = {v.rule for v in self.find(value, [])}
-            if rules:
-                rule = sorted(rules)[0]
-                for n in ast.walk(target):
-                    if isinstance(n, ast.Name):
-                        self.taint[n.id] = rule
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    if rules:
+                        self.taint[n.id] = sorted(rules)[0]
+                    else:
+                        self.taint.pop(n.id, None)  # bound again to something clean, in a later cell
 
     def _holds(self, obj: Any, depth: int = 0) -> str | None:
         """The rule of a forbidden object inside ``obj`` (a dict, list, tuple, set or functools.partial)."""
