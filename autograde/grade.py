@@ -628,13 +628,13 @@ _MARKERS = re.compile(r"### (BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 
 
 def _instructor_text(rebuilt: str, source_path: Path) -> list[str]:
-    """Flags for answer cells that hold the instructor notebook's text: its solution or hidden-test markers (the
-    instructor notebook itself, e.g. through a hard link to solutions/), or a long solution copied verbatim."""
+    """Flags for answer cells that hold the instructor notebook's markers (### BEGIN SOLUTION, hidden tests): the
+    instructor notebook itself, e.g. through a hard link to solutions/. (Equality with the instructor's solution
+    text is no evidence: a blind class of honest students wrote 16 of 18 short answers character for character.)"""
     from autograde.course import read_notebook
-    from autograde.sanitize import _norm
 
-    theirs = {nbg(c)["grade_id"]: _norm(_MARKERS.sub("", re.sub(r"(?m)^.*### (BEGIN|END) SOLUTION.*\n?", "", c.source)))
-              for c in read_notebook(source_path).cells if nbg(c).get("solution") and nbg(c).get("grade_id")}
+    theirs = {nbg(c)["grade_id"] for c in read_notebook(source_path).cells
+              if nbg(c).get("solution") and nbg(c).get("grade_id")}
     flags = []
     for cell in nbformat.reads(rebuilt, as_version=4).cells:
         gid = nbg(cell).get("grade_id")
@@ -642,8 +642,6 @@ def _instructor_text(rebuilt: str, source_path: Path) -> list[str]:
             continue
         if _MARKERS.search(cell.source):
             flags.append(f"answer {gid!r} holds the instructor notebook's solution or hidden-test markers")
-        elif len(theirs[gid]) >= 120 and theirs[gid].count("\n") >= 2 and _norm(cell.source) == theirs[gid]:
-            flags.append(f"answer {gid!r} is the instructor's solution, character for character")
     return flags
 
 

@@ -18,7 +18,10 @@ FORBIDDEN_IMPORTS = {"sqlite3": "opens databases (the gradebook is one)", "subpr
 FORBIDDEN_CALLS = {"os._exit": "kills the kernel", "os.kill": "signals other processes", "os.fork": "forks",
                    "os.system": "runs shell commands", "os.popen": "runs shell commands", "os.execv": "replaces the process",
                    "os.execvp": "replaces the process", "os.setsid": "escapes the process group",
-                   "get_ipython": "reaches into the kernel", "setattr": "may patch a module"}
+                   "get_ipython": "reaches into the kernel"}
+# settings a notebook may set (a blind class set these for reproducibility and was flagged for it)
+ALLOWED_ASSIGNMENTS = ("torch.backends.cudnn.", "torch.backends.cuda.matmul.", "torch.backends.mps.",
+                       "np.random.seed", "numpy.random.seed")
 TEXT_PATTERNS = {  # label -> (regex, why)
     "input/ast transformers": (r"input_transformers|ast_transformers|register_transformer",
                                "rewrites later cells before they run"),
@@ -61,12 +64,17 @@ def scan_source(source: str) -> list[str]:
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for t in targets:
                 name = _dotted(t)
-                if "." in name and name.split(".")[0] in GUARDED_MODULES:
+                if "." in name and name.split(".")[0] in GUARDED_MODULES and not name.startswith(ALLOWED_ASSIGNMENTS):
                     flags.append(f"assigns {name}: patches a library the tests rely on")
         elif isinstance(node, ast.Call):
             name = _dotted(node.func)
             if name in FORBIDDEN_CALLS:
                 flags.append(f"{name}(): {FORBIDDEN_CALLS[name]}")
+            elif name in ("setattr", "delattr") and node.args and (
+                    not _dotted(node.args[0]) or _dotted(node.args[0]).split(".")[0] in GUARDED_MODULES):
+                # setattr(self, k, v) in a class is ordinary code; on a library module (or an object computed in
+                # the call) it may patch the tests' tools
+                flags.append(f"{name}(): may patch a module")
             elif name == "__import__" or name.endswith("import_module"):
                 flags.append(f"{name}(): imports a module by name")
     return flags

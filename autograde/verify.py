@@ -67,7 +67,8 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
     payloads, cells = {}, {}
     for grade_id, kind, name in check_calls(source_nb):
         chk = (hidden if kind == "hidden_check" else visible).get(name)
-        payloads[name] = {"exercise": chk.exercise, "payload": encode_cases(chk.cases(), chk.allow_mutation),
+        payloads[name] = {"exercise": chk.exercise,
+                          "payload": encode_cases(chk.cases(), chk.allow_mutation, chk.forbidden, chk.forbidden_ops),
                           "kind": kind, "forbidden": list(chk.forbidden)}
         cells.setdefault(grade_id, []).append(name)
     return payloads, cells

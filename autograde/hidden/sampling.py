@@ -24,7 +24,8 @@ import torch
 
 from course_lib.checks.engine import Case, Check, Contract, Generator, exact
 from course_lib.checks.sampling import (
-    FALSE_FAIL, GREEDY_FORBIDDEN, SAMPLE_FORBIDDEN, boolean, filtered, log_probs, number_close, raises_case, sampler_fit,
+    FALSE_FAIL, GREEDY_FORBIDDEN, HF_FORBIDDEN, SAMPLE_FORBIDDEN, boolean, filtered, log_probs, number_close, raises_case,
+    sampler_fit,
 )
 
 ASSIGNMENT = "03_sampling"
@@ -461,3 +462,5 @@ CHECKS = [
     Check("ends_in_loop_hidden", "ends_in_loop", lambda: _loop_cases() + _loop_defaults(), boolean,
           hint="the last s * min_repeats ids are min_repeats copies of one block, for some s <= max_period."),
 ]
+for _c in CHECKS:  # the notebook's opening: Hugging Face's ready-made warpers are not fine, in any exercise
+    object.__setattr__(_c, "forbidden", tuple(_c.forbidden) + HF_FORBIDDEN)

@@ -23,6 +23,7 @@ ATTACKS = {
     "print(open('../../source/02/02.ipynb').read())": "solutions/",
     "import os\nos.kill(os.getppid(), 9)": "os.kill()",
     "setattr(__import__('numpy'), 'allclose', lambda *a: True)": "setattr()",
+    "import torch\nsetattr(torch, 'allclose', lambda *a: True)": "setattr()",
 }
 
 
@@ -34,6 +35,10 @@ def test_each_attack_is_flagged(code, flag):
 
 def test_honest_code_is_not_flagged():
     code = "import numpy as np\nimport torch\nx = torch.softmax(torch.tensor([1.0]), -1)\nnp.random.seed(0)\n%matplotlib inline"
+    assert scan_source(code) == []
+    # what a blind class wrote for reproducibility and configuration (flagged before, for a look at every row)
+    code = ("import torch\ntorch.backends.cudnn.deterministic = True\ntorch.backends.cudnn.benchmark = False\n"
+            "class Cfg:\n    def __init__(self, **kw):\n        for k, v in kw.items():\n            setattr(self, k, v)\n")
     assert scan_source(code) == []
 
 

@@ -146,8 +146,12 @@ class Check:
     allow_mutation: bool = False        # True for exercises that are meant to work in place
     contract: Contract | None = None    # default: Contract(), with new_output off when allow_mutation is set
     forbidden: tuple[str, ...] = ()     # calls the exercise's text forbids (``course_lib.checks.rules``)
+    forbidden_ops: tuple[str, ...] = ()  # torch operators those calls run (``course_lib.checks.trace``)
 
     def __post_init__(self) -> None:
+        if self.forbidden and not self.forbidden_ops:
+            from course_lib.checks.trace import ops_for
+            object.__setattr__(self, "forbidden_ops", ops_for(self.forbidden))
         contract = self.contract
         if contract is None:
             contract = Contract(new_output=not self.allow_mutation, twice=not self.allow_mutation)
@@ -182,11 +186,13 @@ class Outcome:
     raised: list[str] = field(default_factory=list)     # class names of the raised exception's MRO
     aliased: list[str] = field(default_factory=list)    # inputs (or "an earlier call") a result shares memory with
     global_rng: bool = False                            # the call moved torch's global random state
+    forbidden: list[str] = field(default_factory=list)  # forbidden routines that ran during the call (trace.Watch)
 
     def to_json(self) -> dict:
         """Encode for crossing a process boundary (never pickle)."""
         d = {"label": self.label, "error": self.error, "mutated": self.mutated, "seconds": self.seconds,
-             "raised": self.raised, "aliased": self.aliased, "global_rng": self.global_rng}
+             "raised": self.raised, "aliased": self.aliased, "global_rng": self.global_rng,
+             "forbidden": self.forbidden}
         if self.error is None:
             try:
                 d["value"] = encode(self.value)
@@ -204,14 +210,16 @@ class Outcome:
         raised = d.get("raised") or []
         aliased = d.get("aliased") or []
         global_rng = d.get("global_rng", False)
+        forbidden = d.get("forbidden") or []
         if (not (err is None or isinstance(err, str)) or not all(isinstance(m, str) for m in mutated)
                 or not isinstance(raised, list) or not all(isinstance(r, str) for r in raised)
                 or not isinstance(aliased, list) or not all(isinstance(a, str) for a in aliased)
+                or not isinstance(forbidden, list) or not all(isinstance(f, str) for f in forbidden)
                 or type(global_rng) is not bool):
             raise ValueError("malformed outcome")
         value = decode(d["value"]) if err is None and "value" in d else None
         return cls(d["label"], value, err, list(mutated), float(d.get("seconds", 0.0)), list(raised),
-                   list(aliased), global_rng)
+                   list(aliased), global_rng, list(forbidden))
 
 
 @dataclass
@@ -841,7 +849,7 @@ def _aliasing(values: list, args: Sequence, kwargs: dict, pristine_args: Sequenc
     return out
 
 
-def _call(fn: Callable, case: Case, allow_mutation: bool) -> Outcome:
+def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> Outcome:
     fresh: dict = {}
     pristine_args, pristine_kwargs = case.args, case.kwargs
     values = []
@@ -858,7 +866,11 @@ def _call(fn: Callable, case: Case, allow_mutation: bool) -> Outcome:
                 fresh = {}
                 args = _resolve(copy.deepcopy(pristine_args), fresh)
                 kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
-            values.append(fn(*args, **kwargs))
+            if watch is None:
+                values.append(fn(*args, **kwargs))
+            else:
+                with watch:
+                    values.append(fn(*args, **kwargs))
         aliased = _aliasing(values, args, kwargs, pristine_args, pristine_kwargs)
         global_rng = rng_before is not None and not torch.equal(rng_before, torch.random.get_rng_state())
         if not allow_mutation:
@@ -874,7 +886,16 @@ def _call(fn: Callable, case: Case, allow_mutation: bool) -> Outcome:
                        raised=[c.__name__ for c in type(e).__mro__])
     value = values[0] if case.repeat == 1 else values
     return Outcome(case.label, value=value, mutated=mutated, seconds=time.perf_counter() - t0, aliased=aliased,
-                   global_rng=global_rng)
+                   global_rng=global_rng, forbidden=sorted(watch.seen) if watch is not None else [])
+
+
+def _watch(forbidden: Sequence[str], ops: Sequence[str]) -> Any:
+    """A trace.Watch for a check's rules, or None when it has none."""
+    if not forbidden and not ops:
+        return None
+    from course_lib.checks.trace import Watch
+    watch = Watch(forbidden, ops)
+    return watch if watch.active else None
 
 
 def run_cases(check: Check, fn: Callable, cases: Sequence[Case] | None = None) -> list[Outcome]:
@@ -882,12 +903,15 @@ def run_cases(check: Check, fn: Callable, cases: Sequence[Case] | None = None) -
     if not callable(fn):
         msg = f"expected a function, got {_describe(fn)}"
         return [Outcome(c.label, error=msg) for c in (cases if cases is not None else check.cases())]
-    return [_call(fn, c, check.allow_mutation) for c in (cases if cases is not None else check.cases())]
+    watch = _watch(check.forbidden, check.forbidden_ops)
+    return [_call(fn, c, check.allow_mutation, watch) for c in (cases if cases is not None else check.cases())]
 
 
-def encode_cases(cases: Sequence[Case], allow_mutation: bool = False) -> str:
-    """The JSON payload a fresh process needs to run student code on these cases (no expected values)."""
-    return json.dumps({"allow_mutation": allow_mutation,
+def encode_cases(cases: Sequence[Case], allow_mutation: bool = False, forbidden: Sequence[str] = (),
+                 ops: Sequence[str] = ()) -> str:
+    """The JSON payload a fresh process needs to run student code on these cases (no expected values), with
+    the routines to watch for while it runs (``course_lib.checks.trace``)."""
+    return json.dumps({"allow_mutation": allow_mutation, "forbidden": list(forbidden), "ops": list(ops),
                        "cases": [{"label": c.label, "args": encode(tuple(c.args)), "kwargs": encode(dict(c.kwargs)),
                                   "repeat": c.repeat, "fresh": c.fresh} for c in cases]}, allow_nan=False)
 
@@ -897,7 +921,8 @@ def run_encoded(fn: Callable, payload: str) -> str:
     p = json.loads(payload)
     cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]),
                   fresh=bool(c.get("fresh", False))) for c in p["cases"]]
-    outs = [_call(fn, c, bool(p["allow_mutation"])) if callable(fn) else Outcome(c.label, error="not a function")
+    watch = _watch(p.get("forbidden", ()), p.get("ops", ()))
+    outs = [_call(fn, c, bool(p["allow_mutation"]), watch) if callable(fn) else Outcome(c.label, error="not a function")
             for c in cases]
     return json.dumps([o.to_json() for o in outs], allow_nan=False)
 
@@ -979,10 +1004,14 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
                    "generator=generator)) so that the same seed gives the same samples")
         if msg is not None:
             failures.append((case.label, msg))
+    ran = sorted({r for out in outcomes for r in out.forbidden})
+    if ran:
+        failures.append(("rules", f"while it ran, your function used {', '.join(ran)}, which this exercise asks "
+                                  "you not to use"))
     by_label = {c.label: c for c in cases}
     failures = [(label, msg if label not in by_label or msg.startswith("internal error")
                  else msg + _show_input(by_label[label])) for label, msg in failures]
-    failures.sort(key=lambda f: _input_size(by_label[f[0]]) if f[0] in by_label else 0)
+    failures.sort(key=lambda f: _input_size(by_label[f[0]]) if f[0] in by_label else (1 << 62 if f[0] == "rules" else 0))
     return CheckResult(check.name, len(cases), failures, check.hint)
 
 

@@ -101,26 +101,28 @@ def _canonical(forbidden: Sequence[str]) -> tuple[set[str], set[str], dict[int, 
     return names, methods, objects
 
 
-# names whose use hides which function is called: a reading of the text cannot follow them. The first group
-# breaks any rule, even a package rule alone (`course_lib.checks.*`, which the grader sets on every answer: the
-# checks' own cases and expected values are no answer); the rest only rules that name calls, since honest code
-# may write getattr(torch, dtype_name)
+# names that run strings as code or find objects by strings: a reading of the text cannot follow them. The
+# first group breaks any rule, even a package rule alone (`course_lib.checks.*`, which the grader sets on every
+# answer: the checks' own cases and expected values are no answer); the rest only rules that name calls.
+# getattr with a computed name, vars() and globals() are not among them: honest code writes
+# getattr(torch, dtype_name) (a blind class did, and lost the exercise); a forbidden routine reached that way is
+# found when it runs (engine.Check.forbidden_ops, course_lib.checks.trace)
 UNIVERSAL = {"builtins.eval", "builtins.exec", "builtins.compile", "builtins.__import__", "importlib.import_module",
              "importlib.__import__", "sys.modules", "builtins.get_ipython", "IPython.get_ipython",
              "IPython.core.getipython.get_ipython", "IPython.core.interactiveshell.InteractiveShell.get_ipython"}
-DYNAMIC = {"builtins.getattr": "getattr with a computed name", "builtins.vars": "vars()",
-           "builtins.globals": "globals()", "builtins.locals": "locals()", "builtins.eval": "eval()",
+DYNAMIC = {"builtins.eval": "eval()",
            "builtins.exec": "exec()", "builtins.compile": "compile()", "builtins.__import__": "__import__()",
            "importlib.import_module": "importlib.import_module", "importlib.__import__": "importlib.__import__",
-           "operator.methodcaller": "operator.methodcaller", "operator.attrgetter": "operator.attrgetter",
-           "sys.modules": "sys.modules",
+           "sys.modules": "sys.modules", "pickle.loads": "pickle.loads", "marshal.loads": "marshal.loads",
+           "pkgutil.resolve_name": "pkgutil.resolve_name", "runpy.run_path": "runpy.run_path",
+           "runpy.run_module": "runpy.run_module",
            # IPython runs strings as code (run_cell, ev, ex): under any of the names it is reached by
            "builtins.get_ipython": "get_ipython()", "IPython.get_ipython": "get_ipython()",
            "IPython.core.getipython.get_ipython": "get_ipython()",
            "IPython.core.interactiveshell.InteractiveShell.get_ipython": "get_ipython()"}
-DUNDER_LOOKUPS = {"__dict__", "__getattribute__", "__getattr__", "__builtins__", "__globals__", "__code__"}
+DUNDER_LOOKUPS = {"__dict__", "__builtins__", "__globals__", "__code__"}
 UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
-BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")}
+BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")} | {"getattr"}
 
 
 def _strip_magics(source: str) -> str:

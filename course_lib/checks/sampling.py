@@ -506,6 +506,8 @@ def _loop_cases() -> list[Case]:
 # course_lib's own generation steps (notebook 04's loop uses them) would answer exercises 1a and 1b for the student
 GREEDY_FORBIDDEN = ("course_lib.generate.greedy",)
 SAMPLE_FORBIDDEN = ("course_lib.generate.multinomial",)
+# the notebook's opening: "Hugging Face's ready-made warpers are not [fine]", for every exercise
+HF_FORBIDDEN = ("transformers.*",)
 
 CHECKS = [
     Check("greedy", "greedy", _greedy_cases, exact(), forbidden=GREEDY_FORBIDDEN,
@@ -538,3 +540,5 @@ CHECKS = [
     Check("ends_in_loop", "ends_in_loop", _loop_cases, boolean,
           hint="for each period s in 1..max_period: are the last s * min_repeats ids min_repeats copies of one block?"),
 ]
+for _c in CHECKS:
+    object.__setattr__(_c, "forbidden", tuple(_c.forbidden) + HF_FORBIDDEN)

@@ -1,0 +1,122 @@
+"""Forbidden routines are found when they run (course_lib.checks.trace), however the answer reached them.
+
+Guarantee (docs/threat-model.md, rules): a check whose exercise forbids routines fails an answer that ran one of
+them, in the notebook and in the grader's verification, whatever route the answer took to it: every route a
+second blind red team (session 8) used to reach torch's softmax from a string is here, and each is caught by the
+operator it runs; honest answers, including the dynamic ones an honest class wrote (getattr(torch, dtype_name)),
+run nothing forbidden. The text reading (test_contracts.py) and this trace are two halves of one rule.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import pickle
+import pkgutil
+import runpy
+import string
+import timeit
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_lib.checks.engine import VISIBLE, Outcome, encode_cases, evaluate, run_encoded
+from course_lib.checks.logits_softmax import SOFTMAX_FORBIDDEN
+from course_lib.checks.sampling import GREEDY_FORBIDDEN, HF_FORBIDDEN
+from course_lib.checks.trace import Watch, ops_for
+
+
+def _module_file(tmp_path) -> str:
+    p = tmp_path / "rowops.py"
+    p.write_text("import torch\ndef f(x):\n    return torch.softmax(x, -1)\n")
+    return str(p)
+
+
+ROUTES = {
+    "inspect.getmembers": lambda x, p: dict(inspect.getmembers(F))["soft" + "max"](x, dim=-1),
+    "inspect.getattr_static": lambda x, p: inspect.getattr_static(torch.special, "soft" + "max")(x, -1),
+    "pkgutil.resolve_name": lambda x, p: pkgutil.resolve_name("torch.nn.functional:soft" + "max")(x, dim=-1),
+    "pickle": lambda x, p: pickle.loads(b"ctorch.special\nsoft" + b"max\n.")(x, -1),
+    "string.Formatter": lambda x, p: string.Formatter().get_field("0.soft" + "max", (F,), {})[0](x, dim=-1),
+    "torch.jit": lambda x, p: torch.jit.CompilationUnit("def f(x):\n    return torch.soft" + "max(x, -1)\n").f(x),
+    "timeit": lambda x, p: (lambda out: (timeit.timeit("out.append(torch.soft" + "max(x, -1))", number=1,
+                                                       globals={"x": x, "torch": torch, "out": out}), out[0])[1])([]),
+    "runpy": lambda x, p: runpy.run_path(p)["f"](x),
+    "computed getattr": lambda x, p: getattr(torch, "".join(["soft", "max"]))(x, -1),
+    "vars": lambda x, p: vars(torch)["softmax"](x, -1),
+    "attention with the logits as mask": lambda x, p: F.scaled_dot_product_attention(
+        torch.zeros(1, x.shape[0], 4), torch.zeros(1, x.shape[1], 4), torch.eye(x.shape[1])[None], attn_mask=x[None])[0],
+    "logaddexp reduce": lambda x, p: torch.exp(x - functools.reduce(torch.logaddexp, x.unbind(-1))[..., None]),
+    "numpy logaddexp reduce": lambda x, p: torch.exp(x - torch.from_numpy(
+        np.logaddexp.reduce(x.numpy(), axis=-1, keepdims=True))),
+}
+HONEST = {
+    "written out": lambda x: (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True),
+    "dtype by name": lambda x: (lambda w: (w.exp() / w.exp().sum(-1, keepdim=True)).to(x.dtype))(
+        (x - x.amax(-1, keepdim=True)).to(getattr(torch, "float64"))),
+    "numpy": lambda x: torch.from_numpy((lambda e: e / e.sum(-1, keepdims=True))(
+        np.exp(x.numpy() - x.numpy().max(-1, keepdims=True)))),
+}
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_every_route_to_softmax_is_seen_when_it_runs(route, tmp_path):
+    x = torch.randn(3, 5)
+    watch = Watch(SOFTMAX_FORBIDDEN, ops_for(SOFTMAX_FORBIDDEN))
+    with watch:
+        y = ROUTES[route](x, _module_file(tmp_path))
+    assert torch.allclose(y.float(), torch.softmax(x, -1), atol=1e-5)  # the route really computes a softmax
+    assert watch.seen, route
+
+
+@pytest.mark.parametrize("honest", sorted(HONEST))
+def test_honest_softmaxes_run_nothing_forbidden(honest):
+    x = torch.randn(3, 5)
+    watch = Watch(SOFTMAX_FORBIDDEN, ops_for(SOFTMAX_FORBIDDEN))
+    with watch:
+        y = HONEST[honest](x)
+    assert torch.allclose(y.float(), torch.softmax(x, -1), atol=1e-5)
+    assert watch.seen == set(), honest
+
+
+def test_python_routines_and_packages_are_seen_through_strings():
+    x = torch.randn(2, 6)
+    watch = Watch(GREEDY_FORBIDDEN + HF_FORBIDDEN)
+    with watch:
+        pickle.loads(b"ccourse_lib.generate\ngre" + b"edy\n.")(x)
+    assert watch.seen == {"course_lib.generate.greedy"}
+    pytest.importorskip("transformers")
+    watch = Watch(HF_FORBIDDEN)
+    with watch:
+        pkgutil.resolve_name("transformers.generation.logits_process:TopKLogitsWarper")(top_k=2)(None, x.clone())
+    assert watch.seen == {"transformers.*"}
+
+
+def test_the_check_fails_such_an_answer_in_the_notebook_and_in_the_verification_process():
+    """Both places the engine runs an answer: evaluate (the notebook's check) and run_encoded (the grader's
+    sandboxed verification, whose outcomes cross the boundary as JSON)."""
+    def softmax(logits):
+        return pkgutil.resolve_name("torch.nn.functional:soft" + "max")(logits, dim=-1)
+
+    def mine(logits):
+        e = (logits - logits.amax(-1, keepdim=True)).exp()
+        return e / e.sum(-1, keepdim=True)
+
+    check = VISIBLE.get("softmax")
+    result = evaluate(check, softmax, raise_on_fail=False, quiet=True)
+    assert not result.passed and "while it ran, your function used" in result.message, result.message
+    assert evaluate(check, mine, raise_on_fail=False, quiet=True).passed
+    payload = encode_cases(check.cases(), check.allow_mutation, check.forbidden, check.forbidden_ops)
+    outcomes = [Outcome.from_json(d) for d in json.loads(run_encoded(softmax, payload))]
+    assert all(o.forbidden for o in outcomes if o.error is None)
+    assert not any(o.forbidden for o in (Outcome.from_json(d) for d in json.loads(run_encoded(mine, payload))))
+
+
+def test_a_forged_forbidden_field_is_malformed():
+    for bad in (3, "x", [1], [None]):
+        with pytest.raises(ValueError):
+            Outcome.from_json({"label": "a", "error": None, "value": None, "forbidden": bad})

@@ -1,0 +1,142 @@
+"""Which forbidden routines run while an answer runs: the other half of an exercise's rules.
+
+``course_lib.checks.rules`` reads the answer's text; a routine reached through a string (``pkgutil.resolve_name``,
+``pickle``, ``inspect.getmembers``, ``torch.jit``, a module written at run time) has no name there. A ``Watch``
+records what runs while the student's function runs:
+
+- torch operators by their ATen names, through a ``TorchDispatchMode``: every route to a kernel passes the
+  dispatcher, TorchScript included (``torch.softmax``, ``F.softmax``, ``x.softmax``, ``torch._softmax``,
+  ``torch.ops.aten._softmax`` and a jit-compiled ``torch.softmax`` all run ``_softmax``);
+- Python functions by their code objects, through a profile hook (``course_lib.generate.greedy``,
+  ``scipy.special.softmax``), and any code under a forbidden package (``transformers.*``).
+
+The student's code runs in the same process and could switch a watch off, so a watch only ever fails an answer,
+never passes one; switching it off takes torch's private names or the profile hook, which the text reading
+refuses. What it cannot see: a routine made of the allowed operators (a softmax written out is exp and sum,
+which is the exercise), and C code outside torch called without a Python frame (a numpy ufunc called directly).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import types
+from collections.abc import Sequence
+from typing import Any
+
+
+# the ATen operators a forbidden torch routine runs, by the routine's last name (measured with a
+# TorchDispatchMode: F.softmax, x.softmax, torch._softmax, torch.ops.aten._softmax and a TorchScript softmax all
+# run _softmax; scaled_dot_product_attention on CPU runs _safe_softmax or a fused kernel; Categorical(logits)
+# runs logsumexp and _softmax; cross_entropy runs _log_softmax)
+_SDPA = ("_safe_softmax", "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
+         "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+         "_scaled_dot_product_efficient_attention", "_native_multi_head_attention")
+OPS_OF = {"softmax": ("_softmax", "_safe_softmax"), "Softmax": ("_softmax", "_safe_softmax"),
+          "log_softmax": ("_log_softmax",), "LogSoftmax": ("_log_softmax",), "logsumexp": ("logsumexp",),
+          "logcumsumexp": ("logcumsumexp",), "logaddexp": ("logaddexp",), "logaddexp2": ("logaddexp2",),
+          "softmin": ("_softmax",), "Softmin": ("_softmax",), "gumbel_softmax": ("_softmax",),
+          "cross_entropy": ("_log_softmax",), "CrossEntropyLoss": ("_log_softmax",),
+          "Categorical": ("_softmax", "logsumexp"), "OneHotCategorical": ("_softmax", "logsumexp"),
+          "Multinomial": ("_softmax", "logsumexp"), "RelaxedOneHotCategorical": ("_softmax", "logsumexp"),
+          # MultiheadAttention's slow path is a plain softmax, as an honest attention is: its name is what the
+          # text reading finds; here only its fused paths
+          "scaled_dot_product_attention": _SDPA, "MultiheadAttention": _SDPA, "multi_head_attention_forward": _SDPA}
+
+
+def ops_for(forbidden: Sequence[str]) -> tuple[str, ...]:
+    """The ATen operators to watch for a list of forbidden torch routines (``OPS_OF``)."""
+    ops: set[str] = set()
+    for name in forbidden:
+        if name.startswith(("torch.", "Tensor.")):
+            ops.update(OPS_OF.get(name.rsplit(".", 1)[-1], ()))
+    return tuple(sorted(ops))
+
+
+def _package_dirs(package: str) -> tuple[str, ...]:
+    """The folders of an installed package, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return ()
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    return tuple(os.path.join(os.path.realpath(d), "") for d in spec.submodule_search_locations)
+
+
+class Watch:
+    """Context manager: ``seen`` holds the rules broken by what ran inside it (see the module docstring)."""
+
+    def __init__(self, forbidden: Sequence[str] = (), ops: Sequence[str] = ()) -> None:
+        self.ops = frozenset(ops)
+        self.seen: set[str] = set()
+        self.codes: dict[types.CodeType, str] = {}
+        self.builtins: dict[int, str] = {}
+        dirs: list[tuple[str, str]] = []
+        for name in forbidden:
+            if name.endswith(".*"):
+                dirs += [(d, name[:-2]) for d in _package_dirs(name[:-2])]
+                continue
+            if name.startswith("Tensor."):
+                continue  # tensor methods are torch operators: ``ops`` covers them
+            module, _, attr = name.rpartition(".")
+            try:
+                obj = getattr(importlib.import_module(module), attr)
+            except Exception:  # noqa: BLE001 - not installed, or not there in this version: nothing to watch
+                continue
+            for fn in ([obj] if not isinstance(obj, type) else list(vars(obj).values())):
+                code = getattr(fn, "__code__", None)
+                if isinstance(code, types.CodeType):
+                    self.codes[code] = name
+                elif callable(fn) and not isinstance(obj, type):
+                    self.builtins[id(fn)] = name
+        self.dirs = tuple(dirs)
+        self._mode: Any = None
+        self._profile: Any = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.ops or self.codes or self.builtins or self.dirs)
+
+    def _on_call(self, frame, event, arg) -> None:
+        if event == "call":
+            code = frame.f_code
+            rule = self.codes.get(code)
+            if rule is None and self.dirs:
+                filename = code.co_filename
+                rule = next((pkg + ".*" for d, pkg in self.dirs if filename.startswith(d)), None)
+            if rule is not None:
+                self.seen.add(rule)
+        elif event == "c_call" and self.builtins:
+            rule = self.builtins.get(id(arg)) or self.builtins.get(id(getattr(arg, "__self__", None)))
+            if rule is not None:
+                self.seen.add(rule)
+
+    def __enter__(self) -> "Watch":
+        if self.codes or self.builtins or self.dirs:
+            self._profile = sys.getprofile()
+            sys.setprofile(self._on_call)
+        if self.ops:
+            from torch.utils._python_dispatch import TorchDispatchMode
+
+            watch = self
+
+            class _Ops(TorchDispatchMode):
+                def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                    name = func.overloadpacket.__name__
+                    if name in watch.ops:
+                        watch.seen.add(f"torch's {name.lstrip('_')} kernel")
+                    return func(*args, **(kwargs or {}))
+
+            self._mode = _Ops()
+            self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._mode is not None:
+            self._mode.__exit__(*exc)
+            self._mode = None
+        if self.codes or self.builtins or self.dirs:
+            sys.setprofile(self._profile)
