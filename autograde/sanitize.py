@@ -174,13 +174,21 @@ def rebuild(raw: bytes, release: nbformat.NotebookNode) -> tuple[nbformat.Notebo
                if nbg(r) and (i not in match or sub[match[i]]["metadata"].get("nbgrader") != nbg(r))]
     if changed:
         notes.append(f"nbgrader metadata missing or changed on {len(changed)} cell(s): rebuilt from the release")
-    # where to re-insert release cells that nbgrader needs but the submission lacks
+    # where to re-insert release cells that nbgrader needs but the submission lacks. An answer cell whose
+    # functions the student defined in another cell is not put back: its stub would replace their code (a
+    # blind class wrote all six answers of 02 in one cell and got 4/20)
+    defined = {name for c in sub if c["cell_type"] == "code" for name in _DEFINES.findall(c["source"])}
     missing_after: dict[int, list[int]] = {}
     prev_j = -1
     for i, r in enumerate(rel):
         if i in match:
             prev_j = match[i]
         elif nbg(r):
+            names = set(_DEFINES.findall(r.source)) if r.cell_type == "code" else set()
+            if nbg(r).get("solution") and not nbg(r).get("grade") and names and names <= defined:
+                notes.append(f"cell {nbg(r).get('grade_id')!r} was missing; {', '.join(sorted(names))} is defined "
+                             "in another of your cells, which is graded")
+                continue
             missing_after.setdefault(prev_j, []).append(i)
             notes.append(f"cell {nbg(r).get('grade_id')!r} was missing: put back from the release")
 

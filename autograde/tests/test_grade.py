@@ -76,6 +76,10 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     # guard once did, told them the guess was right)
     guess = {**CORRECT, "square": "print(\"hidden_check('double_hidden', double)\")\n" + CORRECT["square"]}
     submit(folder, "guess", student_notebook(course, guess))
+    # both answers written in the double cell, the square cell deleted: graded as written, no stub put back
+    onecell = student_notebook(course, {**CORRECT, "double": CORRECT["double"] + "\n" + CORRECT["square"]})
+    onecell["cells"] = [c for c in onecell["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") != "square"]
+    submit(folder, "onecell", onecell)
     (folder / "absent" / "fx").mkdir(parents=True)
     # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
     submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
@@ -88,7 +92,8 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             # the kernel (patched) passed square, the grader's reading did not: a look is asked for
             "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade"),
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
-            "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade")}
+            "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade"),
+            "onecell": (3, "needs_manual_grade")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -158,7 +163,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
                                             "background", "renamed", "forbidden", "markup", "moved", "instructor",
-                                            "guess"}
+                                            "guess", "onecell"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         if page.parts[-3] == "guess":  # what the student printed is theirs; nothing else of the hidden test

@@ -171,3 +171,20 @@ def test_moved_answers_keep_their_code_and_added_cells_are_never_overwritten(dat
     # the student's order is kept: their cells appear in the order they put them
     mine = [c["source"] for c in sub["cells"] if c["source"] in set(ANSWERS.values()) | {h["source"] for h in helpers}]
     assert [s for s in sources if s in mine] == mine
+
+
+def test_answers_written_in_one_cell_are_not_replaced_by_stubs_put_back(release):
+    """A blind class's student wrote double and square in one cell and deleted the square cell: the stub put
+    back after it replaced their square (4/20 on 02). An answer cell whose functions another cell defines stays
+    out; one whose functions nobody defines is put back."""
+    sub = _answered(release)
+    sub["cells"][2]["source"] = "def double(x):\n    return 2 * x\n\ndef square(x):\n    return x ** 2\n"
+    del sub["cells"][5]
+    nb, notes = rebuild(json.dumps(sub).encode(), release)
+    assert [c.source for c in nb.cells].count(release.cells[5].source) == 0  # no square stub after their cell
+    assert any("square is defined in another of your cells" in n for n in notes), notes
+    assert [g for g in _ids(nb) if g] == [g for g in _ids(release) if g and g != "square"]
+    sub = _answered(release)
+    del sub["cells"][5]
+    nb, _ = rebuild(json.dumps(sub).encode(), release)
+    assert nbg(nb.cells[5]).get("grade_id") == "square" and "NotImplementedError" in nb.cells[5].source
