@@ -67,6 +67,9 @@ def _temperature_cases() -> list[Case]:
         Case((ties, 0), label="T=0 with ties (all equal, three-way, -inf elsewhere)"),
         Case((ties.double(), 0.0), label="T=0 with ties, float64"),
         Case((_randn(2, 3, 4, seed=22), 0), label="T=0 on a [2, 3, 4] batch"),
+        # T = 0 taken as a tiny temperature passes on random logits; one float32 step apart it is not one-hot
+        Case((torch.tensor([[1.0, 0.99999988, 0.0], [-3.0, 2.0, 2.0 - 2.4e-7]]), 0),
+             label="T=0 on near-ties one float32 step apart: exactly one-hot"),
         Case((_randn(4, 8, seed=23, scale=10), 1e-6), label="tiny T=1e-6"),
         Case((torch.tensor([10.0, 9.99, 0.0]), 1e-3), label="T=1e-3 on [10, 9.99, 0]: logits / T up to 1e4"),
         Case((_randn(2, 5, seed=24, scale=4), 1e4), label="huge T=1e4"),

@@ -211,6 +211,14 @@ def _min_p_cases() -> list[Case]:
     cases.append(Case((ties, 1.0), label="min_p=1 with tied top tokens: every tied token is kept"))
     cases.append(Case((ties.bfloat16(), 1.0), {"min_tokens_to_keep": 4}, label="min_p=1, bfloat16, min_tokens_to_keep=4"))
     cases.append(Case((ties, 0.0), label="min_p=0 keeps all"))
+    # bfloat16 logits whose probabilities, computed in bfloat16, cross the threshold the float32 ones do not
+    # (10-20x the margin of the random cases; found by a blind class writing min-p in the input's dtype)
+    cases.append(Case((torch.tensor([[-2.78125, -0.1943359375, 0.80859375, -1.40625, -3.28125, 2.828125, 2.046875,
+                                      1.84375]], dtype=torch.bfloat16), 0.459),
+                      label="bfloat16, min_p=0.459: probabilities in float32, not bfloat16"))
+    cases.append(Case((torch.tensor([[-1.8515625, -1.6953125, 3.46875, 1.609375, 1.90625, 1.546875, -2.234375,
+                                      2.546875]], dtype=torch.bfloat16), 0.4),
+                      label="bfloat16, min_p=0.4: probabilities in float32, not bfloat16"))
     wide = _rand_logits(_g(108), (2, 256), torch.float32, "normal")
     cases.append(Case((_safe(wide, _min_p_margin, 0.05), 0.05), label="float32 [2, 256], min_p=0.05"))
     cases += raises_case("ValueError", wide, 1.5, label="min_p=1.5 must raise ValueError")
@@ -335,6 +343,11 @@ def _sample_next_cases() -> list[Case]:
     tied = torch.tensor([0.5, 2.0, -1.0, 2.0, 2.0, 1.0])
     cases.append(Case((tied.expand(n, 6).clone(), Generator(410)), {"temperature": 0, "top_p": 0.9},
                       label="temperature 0 with three tied maxima: always the lowest tied id"))
+    # Temperature 0 after the repetition penalty: 2 / 1.3 < 1.9, so the penalised argmax is id 1, not id 0
+    # (a blind class's sample_next went straight to greedy at T = 0 and skipped the penalty)
+    cases.append(Case((torch.tensor([2.0, 1.9, 0.0]).expand(n, 3).clone(), Generator(412)),
+                      {"temperature": 0, "repetition_penalty": 1.3, "previous_ids": torch.zeros(n, 1, dtype=torch.long)},
+                      label="temperature 0 after a repetition penalty: the penalised argmax"))
     # Temperature before top-p: at T = 0.5 top-p = 0.8 keeps 2 tokens; at T = 1 it would keep 3.
     sharp = log_probs([0.5, 0.25, 0.125, 0.125])
     cases.append(Case((sharp.expand(n, 4).clone(), Generator(411)), {"temperature": 0.5, "top_p": 0.8},
