@@ -120,3 +120,18 @@ def test_a_forged_forbidden_field_is_malformed():
     for bad in (3, "x", [1], [None]):
         with pytest.raises(ValueError):
             Outcome.from_json({"label": "a", "error": None, "value": None, "forbidden": bad})
+
+
+def test_an_answer_that_switches_the_watch_off_is_seen_doing_so():
+    """The watch shares the answer's process: switching it off (and leaving it off) is itself a finding."""
+    import sys
+
+    from torch.utils._python_dispatch import _pop_mode
+    x = torch.randn(2, 4)
+    watch = Watch(SOFTMAX_FORBIDDEN + GREEDY_FORBIDDEN, ops_for(SOFTMAX_FORBIDDEN))
+    with watch:
+        sys.setprofile(None)
+        _pop_mode()
+        torch.softmax(x, -1)
+    assert any("switching off" in r for r in watch.seen), watch.seen
+    assert sys.getprofile() is None  # the watch restored what was there before it

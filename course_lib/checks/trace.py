@@ -11,8 +11,8 @@ records what runs while the student's function runs:
   ``scipy.special.softmax``), and any code under a forbidden package (``transformers.*``).
 
 The student's code runs in the same process and could switch a watch off, so a watch only ever fails an answer,
-never passes one; switching it off takes torch's private names or the profile hook, which the text reading
-refuses. What it cannot see: a routine made of the allowed operators (a softmax written out is exp and sum,
+never passes one; an answer that leaves it switched off when it returns is seen doing so, and switching it off
+takes torch's private names or the profile hook, which the text reading refuses. What it cannot see: a routine made of the allowed operators (a softmax written out is exp and sum,
 which is the exercise), and C code outside torch called without a Python frame (a numpy ufunc called directly).
 """
 
@@ -135,8 +135,17 @@ class Watch:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._mode is not None:
-            self._mode.__exit__(*exc)
-            self._mode = None
+        # an answer that switched the watch off (and did not put it back) is seen doing so
         if self.codes or self.builtins or self.dirs:
+            if sys.getprofile() != self._on_call:
+                self.seen.add("switching off the checks' watch (sys.setprofile)")
             sys.setprofile(self._profile)
+        if self._mode is not None:
+            from torch.utils._python_dispatch import _get_current_dispatch_mode
+            if _get_current_dispatch_mode() is not self._mode:
+                self.seen.add("switching off the checks' watch (torch dispatch modes)")
+            try:
+                self._mode.__exit__(*exc)
+            except Exception:  # noqa: BLE001 - the answer popped the mode itself: nothing left to exit
+                pass
+            self._mode = None
