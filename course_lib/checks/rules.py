@@ -214,23 +214,11 @@ class _Scanner:
 
     def _holds(self, obj: Any, depth: int = 0) -> str | None:
         """The rule of a forbidden object inside ``obj`` (a dict, list, tuple, set or functools.partial)."""
-        import functools as _ft
         if id(obj) in self.objects and depth:
             return self.objects[id(obj)]
         if depth > 3:
             return None
-        if isinstance(obj, _ft.partial):
-            items = [obj.func, *obj.args, *obj.keywords.values()]
-        elif isinstance(obj, dict):
-            items = list(obj.values())[:1000]
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            items = list(obj)[:1000]
-        else:
-            return None
-        for item in items:
-            if (rule := self._holds(item, depth + 1)) is not None:
-                return rule
-        return None
+        return next((r for item in _contents(obj) if (r := self._holds(item, depth + 1)) is not None), None)
 
     def is_getattr(self, func: ast.AST) -> bool:
         """Whether ``func`` is the builtin getattr, under any name."""
@@ -487,22 +475,25 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
     return found
 
 
+def _contents(obj: Any) -> list:
+    """What a container holds (a dict's values, a list's, tuple's or set's items, a functools.partial's function
+    and arguments; 1,000 at most), or [] for anything else: where a bound value can hide a function."""
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, dict):
+        return list(obj.values())[:1000]
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)[:1000]
+    return []
+
+
 def _functions_in(obj: Any, depth: int = 0) -> list:
     """Functions and classes in ``obj`` itself, or inside it (a dict, list, tuple, set or functools.partial)."""
-    import functools as _ft
     if isinstance(obj, (types.FunctionType, type)):
         return [obj]
     if depth > 3:
         return []
-    if isinstance(obj, _ft.partial):
-        items = [obj.func, *obj.args, *obj.keywords.values()]
-    elif isinstance(obj, dict):
-        items = list(obj.values())[:1000]
-    elif isinstance(obj, (list, tuple, set, frozenset)):
-        items = list(obj)[:1000]
-    else:
-        return []
-    return [f for item in items for f in _functions_in(item, depth + 1)]
+    return [f for item in _contents(obj) for f in _functions_in(item, depth + 1)]
 
 
 def _source(fn: Any) -> str | None:
