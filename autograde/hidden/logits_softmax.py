@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Resource, allclose
+from course_lib.checks.engine import Case, Check, Contract, Resource, allclose
 # Importing the visible module registers the resources (real model, toy models) and gives its comparators.
 from course_lib.checks.logits_softmax import (
     LOGPROB_ATOL, PPL_RTOL, SOFTMAX_FORBIDDEN, entropy_close, logprob_close, probs_close, raises_case, temperature_close,
@@ -132,7 +132,9 @@ CHECKS = [
     Check("entropy_hidden", "entropy", _entropy_cases, entropy_close(),
           hint="nats (natural log), 0 * log 0 = 0, along the last dim, keep the dtype."),
     Check("sequence_logprob_hidden", "sequence_logprob", _logprob_cases, logprob_close(LOGPROB_ATOL),
+          contract=Contract(number=True),
           hint="score tokens 2..n with the logits of the previous position; fewer than 2 tokens: ValueError."),
     Check("perplexity_hidden", "perplexity", _perplexity_cases, allclose(rtol=PPL_RTOL, atol=0),
+          contract=Contract(number=True),
           hint="exp(-mean log-prob) over the n - 1 scored tokens."),
 ]

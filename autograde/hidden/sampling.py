@@ -441,7 +441,8 @@ def _pipeline_defaults() -> list[Case]:
             Case((x,), {"top_p": 0.8}, label="top_p=0.8 only", compare=filtered(rtol=1e-6)),
             Case((x,), {"previous_ids": [[0, 3], [5, 5]]},
                  label="previous_ids given, repetition_penalty left at its default 1 (no penalty)",
-                 compare=filtered(rtol=1e-6))]
+                 compare=filtered(rtol=1e-6))] \
+        + raises_case("ValueError", x, top_k=0, label="top_k=0 is a setting (not None): top-k runs and rejects it")
 
 
 CHECKS = [
@@ -470,7 +471,7 @@ CHECKS = [
           hint="greedy at temperature 0, else sample from softmax(process_logits(...)) with the generator."),
     Check("distinct_n_hidden", "distinct_n",
           lambda: _distinct_cases() + raises_case("ValueError", [[1, 2, 3]], 0, label="n=0 must raise ValueError"),
-          number_close(),
+          number_close(), contract=Contract(number=True),
           hint="n-grams per sequence, pooled: distinct / total; 0.0 when there are none."),
     Check("ends_in_loop_hidden", "ends_in_loop", lambda: _loop_cases() + _loop_defaults(), boolean,
           hint="the last s * min_repeats ids are min_repeats copies of one block, for some s <= max_period."),

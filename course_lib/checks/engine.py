@@ -128,6 +128,7 @@ class Contract:
     float64: bool = False        # derived case: the first case with float32 tensors, given float64 ones instead
     meta: bool = False           # derived case: the first case with tensors, on the `meta` device: the results
                                  # must be on the input's device (no tensor made on the CPU regardless)
+    number: bool = False         # the text asks for a Python float: a tensor, even a 0-dim one, is not one
 
 
 @dataclass(frozen=True)
@@ -1012,6 +1013,11 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
             msg = ("your function drew random numbers from torch's global generator; draw them from the "
                    "`generator` argument (torch.multinomial(..., generator=generator), torch.rand(..., "
                    "generator=generator)) so that the same seed gives the same samples")
+        returned = out.value if case.repeat > 1 and isinstance(out.value, list) else [out.value]
+        odd = next((v for v in returned if not _is_number(v)), None) if contract.number else None
+        if msg is None and contract.number and odd is not None:
+            msg = (f"your function returned {_describe(odd)}; the exercise asks for a Python float "
+                   "(a plain number, not a tensor)")
         if msg is not None:
             failures.append((case.label, msg))
     ran = sorted({r for out in outcomes for r in out.forbidden})
@@ -1023,6 +1029,11 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
                  else msg + _show_input(by_label[label])) for label, msg in failures]
     failures.sort(key=lambda f: _input_size(by_label[f[0]]) if f[0] in by_label else (1 << 62 if f[0] == "rules" else 0))
     return CheckResult(check.name, len(cases), failures, check.hint)
+
+
+def _is_number(x: Any) -> bool:
+    """A Python int or float (numpy's float64 subclasses float); bool and tensors are not numbers here."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def rule_failures(check: Check, fn: Callable | None = None, source: str | None = None) -> list[tuple[str, str]]:

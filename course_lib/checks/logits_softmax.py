@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Resource, allclose, register_resource, raises_case
+from course_lib.checks.engine import Case, Check, Contract, Resource, allclose, register_resource, raises_case
 
 ASSIGNMENT = "02_logits_softmax"
 
@@ -160,6 +160,12 @@ def probs_close(rtol32: float = 1e-5, atol32: float = 1e-6, log: bool = False, c
         msg = (tight if f64 else allclose(rtol=rtol32, atol=atol, check_dtype=check_dtype))(expected, got, case)
         if msg is not None and x is not None:
             msg += _distribution_diagnosis(got, x, log=log)
+        if msg is None and not log and x is not None and isinstance(got, torch.Tensor) and got.shape == x.shape:
+            # exp(-inf) is exactly 0: a masked token given 1e-30 "to avoid zeros" passes any tolerance
+            masked = x == -math.inf
+            if masked.any() and bool((got[masked] != 0).any()):
+                msg = (f"a token whose logit is -inf (masked) must get probability exactly 0; one of yours "
+                       f"gets {float(got[masked].abs().max()):.3g}")
         return msg
 
     return compare
@@ -201,7 +207,7 @@ def entropy_close():
 
 
 def logprob_close(atol: float):
-    """A number within `atol` nats; a 0-dim tensor is accepted in place of a float."""
+    """A number within `atol` nats (the check's ``Contract(number=True)`` refuses a tensor)."""
     cmp = allclose(rtol=0.0, atol=atol)
 
     def compare(expected, got, case: Case) -> str | None:
@@ -383,8 +389,10 @@ CHECKS = [
           hint="-sum(p * log p) over the last dim with the natural log; use torch.where(p > 0, ...) so that "
                "0 * log 0 counts as 0 instead of NaN."),
     Check("sequence_logprob", "sequence_logprob", _logprob_cases, logprob_close(LOGPROB_ATOL),
+          contract=Contract(number=True),
           hint="the logits at position t predict token t+1: score tokens ids[1:] with log_softmax(logits[:-1]); "
                "sum the log-probabilities (not probabilities) and return a float."),
     Check("perplexity", "perplexity", _perplexity_cases, allclose(rtol=PPL_RTOL, atol=0),
+          contract=Contract(number=True),
           hint="exp(-(sum of log-probs) / (number of scored tokens)); n tokens give n - 1 scored tokens."),
 ]

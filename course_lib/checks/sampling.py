@@ -169,7 +169,8 @@ def sampler_fit(false_fail: float, pool_ties: bool = False):
 
 
 def number_close(rtol: float = 1e-9):
-    """A Python number (a 0-dim tensor is accepted) within ``rtol``."""
+    """A Python number within ``rtol`` (a 0-dim tensor is compared too; ``Contract(number=True)`` refuses it
+    where the text asks for a float)."""
     cmp = allclose(rtol=rtol, atol=1e-12)
 
     def compare(expected, got, case: Case) -> str | None:
@@ -535,7 +536,7 @@ CHECKS = [
     Check("sample_next", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL, pool_ties=True),
           contract=Contract(generator=True),
           hint="temperature == 0: greedy(...) of the processed logits; otherwise sample(softmax(process_logits(...)))."),
-    Check("distinct_n", "distinct_n", _distinct_cases, number_close(),
+    Check("distinct_n", "distinct_n", _distinct_cases, number_close(), contract=Contract(number=True),
           hint="collect tuple(seq[i:i+n]) for every sequence separately; len(set) / len(list); 0.0 if the list is empty."),
     Check("ends_in_loop", "ends_in_loop", _loop_cases, boolean,
           hint="for each period s in 1..max_period: are the last s * min_repeats ids min_repeats copies of one block?"),
