@@ -100,6 +100,33 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str):
         return CheckResult(name, len(cases), [("*", f"could not compare the results: {type(e).__name__}: {e}"[:300])])
 
 
+MEMORISED_MIN_CASES = 3  # below this, failing every hidden case says too little about the answer
+
+
+def memorised(payloads: dict, judged: dict) -> dict[str, str]:
+    """{visible check name: message} for visible checks passed by an answer that fails every case of its
+    exercise's hidden checks: the visible inputs are public, so outputs typed in for them (a lookup table)
+    pass; other inputs are what show an answer computes. The check then fails outside the kernel while it
+    passed inside, so the row is flagged for a look (an instructor can give the points back)."""
+    def fails_all(result) -> bool:
+        labels = {label for label, _ in result.failures if label not in ("rules", "*")}
+        return result.n_cases >= MEMORISED_MIN_CASES and len(labels) >= result.n_cases
+
+    hidden_of: dict[str, list] = {}
+    for name, info in payloads.items():
+        if info["kind"] == "hidden_check" and name in judged:
+            hidden_of.setdefault(info["exercise"], []).append(judged[name])
+    out = {}
+    for name, info in payloads.items():
+        hidden = hidden_of.get(info["exercise"], [])
+        if info["kind"] != "hidden_check" and name in judged and judged[name].passed and hidden \
+                and all(fails_all(r) for r in hidden):
+            out[name] = (f"{name}: its visible cases pass, but every one of the hidden cases of the same exercise "
+                         "(other inputs) fails: points for the visible cases need an answer that computes, "
+                         "not outputs typed in for their inputs")
+    return out
+
+
 def check_package_files(course: Course, package: str) -> list[Path]:
     """The files (a module, or a package's folder) that make up an importable package of the course."""
     course.ensure_importable()
@@ -203,18 +230,21 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         verdict.error = str(e)
         verdict.seconds = time.perf_counter() - t0
         return verdict
-    passed = {}
+    passed, judged = {}, {}
     for name, info in payloads.items():
         text = results.get(name)
         if text is None:
             passed[name] = False
             verdict.messages[name] = "no result for this check"
             continue
-        result = _judge(course, name, info["kind"], text)
+        result = judged[name] = _judge(course, name, info["kind"], text)
         broken = (rule_failures or {}).get(name, [])
         passed[name] = result.passed and not broken
         if not passed[name]:
             verdict.messages[name] = "\n".join(([] if result.passed else [result.message]) + broken)
+    for name, message in memorised(payloads, judged).items():
+        if passed[name]:
+            passed[name], verdict.messages[name] = False, message
     verdict.cells = {g: all(passed[n] for n in names) for g, names in cells.items()}
     verdict.seconds = time.perf_counter() - t0
     return verdict
