@@ -184,7 +184,8 @@ CHECKS = [
           hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
     Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-5),
           contract=Contract(meta=True),
-          hint="counts over ids[:, prompt_len:] per row; subtract counts * frequency + (counts > 0) * presence."),
+          hint="counts over the generated ids only, per row; bf16, -inf and negative penalties: compute in float32 "
+               "and return the input's dtype."),
     Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams", _ngram_cases, logits_match(),
           hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),
 ]

@@ -122,10 +122,12 @@ def _perplexity_cases() -> list[Case]:
 
 CHECKS = [
     Check("softmax_hidden", "softmax", lambda: _logit_cases(10), probs_close(), forbidden=SOFTMAX_FORBIDDEN,
-          hint="subtract each row's max before exp; keep the input's dtype; work along dim=-1 for any shape."),
+          hint="float64, [B, T, V] shapes, rows of very different scales, -inf entries: does each row get its own "
+               "shift, is the dtype kept, does -inf give exactly 0?"),
     Check("log_softmax_hidden", "log_softmax", lambda: _logit_cases(10), probs_close(rtol32=1e-5, atol32=1e-5, log=True),
           forbidden=SOFTMAX_FORBIDDEN,
-          hint="(x - m) - log(sum(exp(x - m))); never log() a probability; keep the input's dtype."),
+          hint="extreme gaps and -inf entries: never log() a probability, keep the input's dtype, and check that a "
+               "-inf logit gives -inf, not NaN."),
     Check("probs_at_temperature_hidden", "probs_at_temperature", _temperature_cases, temperature_close(),
           hint="T=0: one-hot of the max in probability space, ties split evenly; T<0: ValueError; tiny T must "
                "not overflow."),

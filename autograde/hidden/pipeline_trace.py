@@ -111,9 +111,10 @@ CHECKS = [
     Check("tokens_per_word_hidden", "tokens_per_word", _per_word_cases, allclose(rtol=1e-12, atol=0),
           hint="tokens / words, with words = text.split()."),
     Check("embedding_layer_hidden", "run_embedding_layer", _embedding_cases, embedding_compare,
-          hint="token_embedding(token_ids) + position_embedding(arange(T)), any batch size, T up to max_seq_len."),
+          hint="any batch size, T up to max_seq_len: print both terms' shapes for a batch of 3; "
+               "positions 0 .. T-1 in every row."),
     Check("embedding_bytes_hidden", "embedding_bytes", _memory_cases, same_number(diagnoses=BYTES_DIAGNOSES),
-          hint="vocab_size * d_model * bytes_per_value (bytes_per_value may be a fraction, e.g. 0.5 for 4 bits)."),
+          hint="bytes_per_value may be a fraction (0.5 for 4 bits): is your result still exact, with no rounding?"),
     Check("causal_mask_hidden", "causal_mask", _mask_cases, mask_compare, hint="bool, True on and below the diagonal."),
     Check("causal_attention_hidden", "causal_attention", _attention_cases, allclose(rtol=1e-5, atol=1e-6),
           contract=Contract(meta=True), forbidden=ATTENTION_FORBIDDEN,
@@ -121,5 +122,5 @@ CHECKS = [
     Check("top_k_next_tokens_hidden", "top_k_next_tokens", _topk_cases, topk_compare,
           hint="last position's logits, softmax over the whole vocabulary, k largest, most likely first."),
     Check("positions_without_cache_hidden", "positions_without_cache", _positions_cases, same_number(integer=True),
-          hint="sum of prompt_len + j for j = 0 .. n_new - 1."),
+          hint="count by hand: one pass per new token, over the prompt and the tokens generated before it."),
 ]

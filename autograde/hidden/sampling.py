@@ -447,7 +447,8 @@ def _pipeline_defaults() -> list[Case]:
 
 CHECKS = [
     Check("greedy_hidden", "greedy", _greedy_cases, exact(), forbidden=GREEDY_FORBIDDEN,
-          hint="argmax along dim=-1 (first of tied maxima); works for any batch shape and dtype."),
+          hint="more batch shapes and dtypes (fp16/bf16): one long id per row over the last dim, "
+               "ties to the lowest id."),
     Check("sample_hidden", "sample", _sample_cases, sampler_fit(FALSE_FAIL), contract=Contract(generator=True),
           forbidden=SAMPLE_FORBIDDEN,
           hint="one uniform per row from the generator, inverse CDF along the last dim; zero-probability tokens never drawn."),
@@ -468,7 +469,8 @@ CHECKS = [
           hint="penalty -> temperature -> top-k -> top-p -> min-p, skipping neutral settings; never modify the input."),
     Check("sample_next_hidden", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL, pool_ties=True),
           reference="sample_next_row_probs", contract=Contract(generator=True),
-          hint="greedy at temperature 0, else sample from softmax(process_logits(...)) with the generator."),
+          hint="temperature 0 is greedy on the processed logits (no random draw); otherwise sample the processed "
+               "logits' probabilities with the caller's generator."),
     Check("distinct_n_hidden", "distinct_n",
           lambda: _distinct_cases() + raises_case("ValueError", [[1, 2, 3]], 0, label="n=0 must raise ValueError"),
           number_close(), contract=Contract(number=True),

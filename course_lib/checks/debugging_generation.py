@@ -254,18 +254,18 @@ def _ngram_cases() -> list[Case]:
 
 CHECKS = [
     Check("find_cycle", "find_cycle", _cycle_cases, cycle_pair,
-          hint="for s = 1, 2, ..., max_period: walk back from the end while ids[i] == ids[i - s]; the periodic tail "
-               "holds (its length // s) copies; return the first s with >= min_repeats copies, else (0, 0)."),
+          hint="work [1, 2, 3, 1, 2, 3, 1, 2] by hand (expected (3, 2)) and print, for each period you try, the "
+               "periodic tail's length and its whole copies; the shortest period wins, else (0, 0)."),
     Check("repetition_rate", "repetition_rate", _rate_cases, number_close(),
-          hint="walk the n-grams in order with a set of those seen so far; count the ones already in it; "
-               "divide by the number of n-grams (0.0 if there are none)."),
+          hint="count [1, 2, 1, 2, 1] with n = 2 by hand (0.5): which n-grams equal an earlier one? For one "
+               "sequence the rate is 1 - distinct-n; 0.0 without n-grams."),
     Check("repetition_penalty", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
-          hint="choose the counted ids (all, or ids[:, prompt_len:]), then the last `window` of them; a boolean "
-               "'seen' mask by scatter (once per token); torch.where(seen, where(x > 0, x / p, x * p), x)."),
+          hint="print the ids you count for each row (prompt or not, then the window; window=0 counts none), then "
+               "your seen mask: once per distinct token, and the logit's sign picks divide or multiply."),
     Check("presence_frequency_penalty", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-6),
-          hint="counts [B, V] = zeros.scatter_add(1, ids[:, prompt_len:], ones); "
-               "logits - counts * frequency - (counts > 0) * presence; no loop over the vocabulary."),
+          hint="print your [B, V] counts for a small batch next to a hand count of the generated tokens only; "
+               "presence applies once per seen token, frequency once per occurrence (look up Tensor.scatter_add_)."),
     Check("ban_repeated_ngrams", "ban_repeated_ngrams", _ngram_cases, logits_match(),
-          hint="the last n-1 tokens are a prefix; every earlier position where the same n-1 tokens occur is "
-               "followed by a token that would repeat an n-gram: set those to -inf (n=1: every token seen)."),
+          hint="for a short row and n = 2, list by hand each earlier place where the row's last n-1 ids occur and "
+               "what follows it; only those are banned, per row (n = 1 bans every token the row contains)."),
 ]

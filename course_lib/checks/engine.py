@@ -23,7 +23,7 @@ Example (a visible-check module, e.g. ``course_lib/checks/logits_softmax.py``)::
 
     CHECKS = [Check(name="softmax", exercise="softmax", cases=_softmax_cases,
                     compare=allclose(rtol=1e-5, atol=1e-6),
-                    hint="Subtract the max logit before exp(): exp(1000) overflows to inf.")]
+                    hint="exp(1000) overflows to inf: which shift of the logits keeps softmax unchanged?")]
 
     # notebook test cell:
     from course_lib.checks import check

@@ -375,17 +375,19 @@ def _beam_cases() -> list[Case]:
 
 CHECKS = [
     Check(name="generate_loop", exercise="generate_loop", cases=_generate_loop_cases, compare=generations,
-          hint="Left-pad the batch, pass attention_mask, call step once per new token on [B, V] logits, keep a "
-               "per-row finished flag; a text stop must be searched in the decoded text of ALL new tokens."),
+          hint="Run the first failing case by hand, printing idx, the mask and the chosen ids each step: is every "
+               "row's last real token in the last column, does a finished row stay frozen, is a text stop searched "
+               "in the decoded text of ALL its new tokens?"),
     Check(name="attend_with_cache", exercise="attend_with_cache", cases=_attention_cases,
-          compare=attention_out(), hint="Append along the position axis, map query head h to KV head "
-          "h // (n_head // n_kv_head) (repeat_interleave, not repeat), scale by 1/sqrt(head_dim), and let new "
-          "query i see keys 0 .. past + i."),
+          compare=attention_out(), hint="Check on tiny shapes: the axis k_all grows along, "
+          "the KV-head order your expanded keys read (0, 0, 1, 1 or 0, 1, 0, 1?), and which keys query i may "
+          "see when past > 0? Scale by 1/sqrt(head_dim)."),
     Check(name="kv_cache_bytes", exercise="kv_cache_bytes", cases=kv_bytes_by_hand, compare=int_exact,
-          hint="2 (K and V) x layers x KV heads x head_dim x tokens x bytes per value x batch."),
+          hint="List what one token stores in one layer (which tensors, for which head count, how long), then "
+               "multiply up; n_head is only there for comparison."),
     Check(name="weight_bytes", exercise="weight_bytes", cases=weight_bytes_by_hand, compare=int_exact,
-          hint="n_params x bits / 8, plus group_bytes for each of the n_params / group_size groups; raise "
-               "ValueError for partial groups, partial bytes or bits < 1."),
+          hint="Redo one row of the table by hand: a Q4_1 block of 32 weights is 20 bytes; which part is weights, "
+               "which is per-group overhead? ValueError for partial groups, partial bytes or bits < 1."),
     Check(name="fit_exponent", exercise="fit_exponent", cases=_fit_cases, compare=allclose(rtol=1e-6, atol=1e-6),
           hint="Least-squares slope of log(t) against log(n)."),
     Check(name="beam_search", exercise="beam_search", cases=_beam_cases, compare=beam_result(),

@@ -377,22 +377,24 @@ def _perplexity_cases() -> list[Case]:
 
 CHECKS = [
     Check("softmax", "softmax", _softmax_cases, probs_close(), forbidden=SOFTMAX_FORBIDDEN,
-          hint="subtract each row's max (amax(dim=-1, keepdim=True)) before exp; normalise along dim=-1; "
-               "no in-place ops on the input."),
+          hint="only differences of logits matter: which per-row shift keeps every exponent <= 0? If a per-row "
+               "value does not broadcast against the row, look up keepdim in Tensor.amax; never write into the input."),
     Check("log_softmax", "log_softmax", _log_softmax_cases, probs_close(rtol32=1e-5, atol32=1e-5, log=True),
           forbidden=SOFTMAX_FORBIDDEN,
-          hint="compute (x - m) - log(sum(exp(x - m))) with m the row max; never log() a probability."),
+          hint="stay in log space, as the formula above the exercise does: run [0., -200.] and print each intermediate "
+               "value; which one underflows to 0 or becomes inf?"),
     Check("probs_at_temperature", "probs_at_temperature", _temperature_cases, temperature_close(),
-          hint="divide the logits (not the probabilities) by T, then a stable softmax; at T == 0 return the "
-               "one-hot of the max (ties split evenly) in probability space, without dividing; T < 0 -> ValueError."),
+          hint="check what T divides in the formula p_i(T), and that T == 0 returns the limit distribution without "
+               "dividing (ties split evenly); T < 0 raises ValueError. For T = 1e-6, print logits / T: what overflows?"),
     Check("entropy", "entropy", _entropy_cases, entropy_close(),
-          hint="-sum(p * log p) over the last dim with the natural log; use torch.where(p > 0, ...) so that "
-               "0 * log 0 counts as 0 instead of NaN."),
+          hint="run a one-hot distribution and print 0 * torch.log(torch.tensor(0.)): an entry with p == 0 must add "
+               "exactly 0. Natural log, summed over the last dim only."),
     Check("sequence_logprob", "sequence_logprob", _logprob_cases, logprob_close(LOGPROB_ATOL),
           contract=Contract(number=True),
-          hint="the logits at position t predict token t+1: score tokens ids[1:] with log_softmax(logits[:-1]); "
-               "sum the log-probabilities (not probabilities) and return a float."),
+          hint="print the shapes of the logits you score and of the ids you pick: which position's logits predict "
+               "token 2, and do you score exactly n - 1 tokens? Sum log-probabilities, return a Python float."),
     Check("perplexity", "perplexity", _perplexity_cases, allclose(rtol=PPL_RTOL, atol=0),
           contract=Contract(number=True),
-          hint="exp(-(sum of log-probs) / (number of scored tokens)); n tokens give n - 1 scored tokens."),
+          hint="check the sign and what you average over: a uniform toy model over V tokens must give exactly V, "
+               "and n tokens give n - 1 scored tokens."),
 ]

@@ -393,25 +393,27 @@ def _positions_cases() -> list[Case]:
 
 CHECKS = [
     Check("token_pieces", "token_pieces", _pieces_cases, pieces_compare,
-          hint="enc.encode(text) gives ids; enc.decode_single_token_bytes(id) gives each token's bytes. "
-               "Return a list of bytes; do not decode each token to str."),
+          hint="each piece must be bytes and b''.join(pieces) must equal text.encode('utf-8'): check it on '🙂'. "
+               "What does decoding one token to str do to half a character?"),
     Check("tokens_per_word", "tokens_per_word", _per_word_cases, allclose(rtol=1e-12, atol=0),
-          hint="len(enc.encode(text)) / len(text.split()), as a float."),
+          hint="count tokens with the tokenizer you are given and words as text.split() does; the notes' sentence "
+               "under cl100k_base must give 1.4, a float."),
     Check("embedding_layer", "run_embedding_layer", _embedding_cases, embedding_compare,
-          hint="self.token_embedding = nn.Embedding(vocab_size, d_model), self.position_embedding = "
-               "nn.Embedding(max_seq_len, d_model); forward returns token_embedding(token_ids) + "
-               "position_embedding(torch.arange(T)) for token_ids of shape (B, T)."),
+          hint="print the shapes of both tables and of the two terms you add for ids of shape (2, 3): which table "
+               "has max_seq_len rows, and do positions count from 0 in every row, on the ids' device?"),
     Check("embedding_bytes", "embedding_bytes", _memory_cases, same_number(diagnoses=BYTES_DIAGNOSES),
-          hint="vocab_size * d_model values, each bytes_per_value bytes; return bytes (not GB)."),
+          hint="check against the notes: 100K x 12288 at 2 bytes per value is ~2.4 GB, so your function must "
+               "return ~2.4e9 (bytes, not GB)."),
     Check("causal_mask", "causal_mask", _mask_cases, mask_compare,
           hint="a lower-triangular bool matrix: True on and below the diagonal (look at torch.tril)."),
     Check("causal_attention", "causal_attention", _attention_cases, allclose(rtol=1e-5, atol=1e-6),
           forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
-          hint="scores = q @ k.transpose(-2, -1) / sqrt(d); masked_fill(~causal_mask(T), -inf); softmax over the "
-               "last dim (keys); @ v."),
+          hint="print the shape after each of the three steps (scores must be [..., T, T]): is the mask applied "
+               "before the softmax, does the softmax run over keys, and is d the size you scale by?"),
     Check("top_k_next_tokens", "top_k_next_tokens", _topk_cases, topk_compare,
-          hint="ids -> tensor [1, T] on the model's device; logits = model(idx)[0, -1]; softmax over the whole "
-               "vocabulary; torch.topk; return [(int(id), float(p)), ...], most likely first."),
+          hint="which position's logits predict the next token, and over what do you take the softmax (the whole "
+               "vocabulary, not the k kept)? Python (int, float) pairs, most likely first; ids on the model's device."),
     Check("positions_without_cache", "positions_without_cache", _positions_cases, same_number(integer=True),
-          hint="new token j (0-based) needs a pass over prompt_len + j positions: sum them for j < n_new."),
+          hint="write out the passes for prompt_len = 5, n_new = 3 by hand (5 + 6 + 7) and compare with your "
+               "function; 0 new tokens cost 0."),
 ]

@@ -512,32 +512,36 @@ HF_FORBIDDEN = ("transformers.*",)
 
 CHECKS = [
     Check("greedy", "greedy", _greedy_cases, exact(), forbidden=GREEDY_FORBIDDEN,
-          hint="argmax over the last dim (dim=-1), which already returns the first of tied maxima; return the ids tensor."),
+          hint="which dimension holds the vocabulary, and does your output drop it ([V] -> 0-dim, [B, V] -> [B])? "
+               "Ties go to the lowest id; return a long tensor, not a Python int."),
     Check("sample", "sample", _sample_cases, sampler_fit(FALSE_FAIL), contract=Contract(generator=True),
           forbidden=SAMPLE_FORBIDDEN,
-          hint="draw u ~ U[0, 1) per row with torch.rand(..., generator=generator), then the first index whose "
-               "cumulative probability exceeds u (torch.searchsorted(cdf, u, right=True)); shape [...] out."),
+          hint="work one row by hand: with cumulative sums c, which token must u = c_0 give, and can a zero-probability "
+               "token ever win (read right= in torch.searchsorted)? One u per row, drawn only with `generator`."),
     Check("top_k_filter", "top_k_filter", _top_k_cases, filtered(),
-          hint="threshold = the k-th largest value of each row (torch.topk(...).values[..., -1:]); keep logits >= it "
-               "(ties kept), others -inf; k >= V keeps all; never modify the input."),
+          hint="each row needs one threshold, its k-th largest logit: print its shape next to the row's, does it "
+               "broadcast? Ties with it are kept (as Hugging Face does); k >= V keeps all; never modify the input."),
     Check("top_p_filter", "top_p_filter", _top_p_cases, filtered(),
-          hint="sort descending, softmax (in float32), mass_before = cumsum - probs; keep where mass_before < p, plus "
-               "the first min_tokens_to_keep; scatter the mask back to the original order; p == 1 keeps all."),
+          hint="by hand, [0.5, 0.25, 0.25] with p = 0.5 keeps one token: compare each token's mass *before* it with p. "
+               "Then try an unsorted row: do your decisions land on the right ids? p == 1 keeps all."),
     Check("min_p_filter", "min_p_filter", _min_p_cases, filtered(),
-          hint="probabilities (softmax, float32) >= min_p * the row's max probability are kept (equal is kept); "
-               "plus the min_tokens_to_keep most likely."),
+          hint="print, for a failing row, its probabilities (float32, not logits) next to the threshold: is it "
+               "relative to that row's own top probability, with equal kept? min_tokens_to_keep still applies."),
     Check("apply_temperature", "apply_temperature", _temperature_cases, filtered(),
-          hint="logits / T for T > 0 (out of place); T == 0: keep the row max(es) at their value, -inf elsewhere."),
+          hint="T == 0 must not divide at all: try a row with two tied maxima, both keep their value, the rest -inf. "
+               "For T > 0 the input stays untouched."),
     Check("penalize_repeats", "penalize_repeats", _penalty_cases, filtered(rtol=1e-6),
-          hint="build a boolean 'seen' mask with scatter (once per token, per row); seen logits > 0 are divided by "
-               "the penalty, seen logits <= 0 multiplied; work on a copy."),
+          hint="first decide, per row and without a loop, which entries were seen (which Tensor method writes "
+               "values at given indices?), then let each seen logit's sign pick the formula; once per token."),
     Check("process_logits", "process_logits", _pipeline_cases, filtered(rtol=1e-6),
           hint="penalty -> temperature -> top-k -> top-p -> min-p, each step returning a new tensor."),
     Check("sample_next", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL, pool_ties=True),
           contract=Contract(generator=True),
-          hint="temperature == 0: greedy(...) of the processed logits; otherwise sample(softmax(process_logits(...)))."),
+          hint="reuse your earlier steps instead of redoing them: at temperature 0 no random number is drawn; "
+               "otherwise every setting must reach the processed logits you sample from with `generator`."),
     Check("distinct_n", "distinct_n", _distinct_cases, number_close(), contract=Contract(number=True),
-          hint="collect tuple(seq[i:i+n]) for every sequence separately; len(set) / len(list); 0.0 if the list is empty."),
+          hint="count [[1, 2], [1, 2]] with n = 2 by hand (0.5) and compare: n-grams are pooled over sequences but "
+               "never span two; 0.0 when there are none."),
     Check("ends_in_loop", "ends_in_loop", _loop_cases, boolean,
           hint="for each period s in 1..max_period: are the last s * min_repeats ids min_repeats copies of one block?"),
 ]
