@@ -67,6 +67,12 @@ def _gen_cases() -> list[Case]:
     # a one-token stop sequence: row 1's third greedy token
     cases.append(Case((lm, prompts, 8, g), dict(stop_sequences=[[outs[1][2]]]),
                       label=f"one-token stop sequence [{outs[1][2]}] (row 1's third new token)"))
+    # which rule decides (the text: EOS first; EOS or a stop on the last allowed token is not "length")
+    nxt = Resource("nb04_next_id_lm")
+    cases += [Case((nxt, [[3]], 3, g), dict(eos_id=6), label="EOS on the last allowed token"),
+              Case((nxt, [[3]], 3, g), dict(stop_sequences=[[5, 6]]), label="a stop completed by the last allowed token"),
+              Case((nxt, [[3]], 10, g), dict(eos_id=6, stop_sequences=[[5, 6]]),
+                   label="the EOS token would also complete a stop sequence")]
     return cases
 
 
