@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograde import generated
 from autograde.course import Course, write_atomic
 
 
@@ -117,6 +118,22 @@ def stale_release(course: Course, template: Template) -> list[str]:
     return stale
 
 
+def draw_generated(course: Course, assignment: str) -> bool:
+    """Draw the generated hidden cases (``autograde.generated``) the assignment's hidden modules declare and
+    lack; True if the stored file changed. Only the course's own hidden package declares any."""
+    import importlib
+
+    registry = course.hidden_registry()
+    specs = {}
+    modules = {id(m): m for _, m in registry.all()}.values()
+    for module in modules:
+        if getattr(module, "ASSIGNMENT", None) != assignment:
+            continue
+        for check, (strategy, count) in getattr(module, "GENERATED", {}).items():
+            specs[check] = (lambda s=strategy: getattr(importlib.import_module("autograde.strategies"), s)(), count)
+    return generated.generate(assignment, specs) if specs else False
+
+
 def release(course: Course, assignments: list[str] | None = None, log=print) -> list[str]:
     """Regenerate notebooks/ and the references of the given (default: all) assignments; return written paths.
 
@@ -142,6 +159,8 @@ def release(course: Course, assignments: list[str] | None = None, log=print) -> 
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(f, target)
                     written.append(str(target))
+        if draw_generated(course, a):
+            written.append(str(generated.FOLDER / f"{a}.json"))
         path = course.hidden_registry().reference_path(a)
         stored = None
         if path.exists():

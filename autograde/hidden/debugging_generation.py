@@ -174,10 +174,24 @@ def _ngram_cases() -> list[Case]:
         raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1, 2]]), 0, label="n=0 must raise ValueError")
 
 
+# Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
+GENERATED = {
+    "find_cycle_hidden": ("find_cycle_call", 24),
+    "repetition_rate_hidden": ("repetition_rate_call", 24),
+    "ban_repeated_ngrams_hidden": ("ban_repeated_ngrams_call", 24),
+}
+
+
+def _generated(check: str) -> list[Case]:
+    from autograde import generated
+    return generated.cases(ASSIGNMENT, check)
+
+
 CHECKS = [
-    Check("find_cycle_hidden", "find_cycle", _cycle_cases, cycle_pair,
+    Check("find_cycle_hidden", "find_cycle", lambda: _cycle_cases() + _generated("find_cycle_hidden"), cycle_pair,
           hint="try periods 1, 2, ... in order; the periodic tail may end mid-cycle; count whole copies."),
-    Check("repetition_rate_hidden", "repetition_rate", _rate_cases, number_close(),
+    Check("repetition_rate_hidden", "repetition_rate", lambda: _rate_cases() + _generated("repetition_rate_hidden"),
+          number_close(), contract=Contract(number=True),
           hint="count n-grams already seen earlier in the same sequence, divided by the number of n-grams."),
     Check("repetition_penalty_hidden", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
           contract=Contract(meta=True),
@@ -186,6 +200,7 @@ CHECKS = [
           contract=Contract(meta=True),
           hint="counts over the generated ids only, per row; bf16, -inf and negative penalties: compute in float32 "
                "and return the input's dtype."),
-    Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams", _ngram_cases, logits_match(),
+    Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams",
+          lambda: _ngram_cases() + _generated("ban_repeated_ngrams_hidden"), logits_match(),
           hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),
 ]

@@ -162,7 +162,7 @@ CHECKS = [
           compare=attention_out(rtol=1e-4, atol=1e-5)),
     Check(name="kv_cache_bytes_hidden", exercise="kv_cache_bytes", cases=_kv_cases, compare=int_exact),
     Check(name="weight_bytes_hidden", exercise="weight_bytes", cases=_weight_bytes_cases, compare=int_exact),
-    Check(name="fit_exponent_hidden", exercise="fit_exponent", cases=_fit_cases,
+    Check(name="fit_exponent_hidden", exercise="fit_exponent", cases=_fit_cases, contract=Contract(number=True),
           compare=allclose(rtol=1e-6, atol=1e-6)),
     Check(name="beam_search_hidden", exercise="beam_search", cases=_beam_cases, compare=beam_result()),
 ]

@@ -120,18 +120,33 @@ def _perplexity_cases() -> list[Case]:
                     label="next-id toy model, '6 7 0 3'")])
 
 
+# Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
+GENERATED = {
+    "softmax_hidden": ("softmax_call", 24),
+    "log_softmax_hidden": ("softmax_call", 24),
+    "probs_at_temperature_hidden": ("temperature_call", 24),
+    "entropy_hidden": ("entropy_call", 24),
+}
+
+
+def _generated(check: str) -> list[Case]:
+    from autograde import generated
+    return generated.cases(ASSIGNMENT, check)
+
+
 CHECKS = [
-    Check("softmax_hidden", "softmax", lambda: _logit_cases(10), probs_close(), forbidden=SOFTMAX_FORBIDDEN,
+    Check("softmax_hidden", "softmax", lambda: _logit_cases(10) + _generated("softmax_hidden"), probs_close(), forbidden=SOFTMAX_FORBIDDEN,
           hint="float64, [B, T, V] shapes, rows of very different scales, -inf entries: does each row get its own "
                "shift, is the dtype kept, does -inf give exactly 0?"),
-    Check("log_softmax_hidden", "log_softmax", lambda: _logit_cases(10), probs_close(rtol32=1e-5, atol32=1e-5, log=True),
+    Check("log_softmax_hidden", "log_softmax", lambda: _logit_cases(10) + _generated("log_softmax_hidden"), probs_close(rtol32=1e-5, atol32=1e-5, log=True),
           forbidden=SOFTMAX_FORBIDDEN,
           hint="extreme gaps and -inf entries: never log() a probability, keep the input's dtype, and check that a "
                "-inf logit gives -inf, not NaN."),
-    Check("probs_at_temperature_hidden", "probs_at_temperature", _temperature_cases, temperature_close(),
+    Check("probs_at_temperature_hidden", "probs_at_temperature",
+          lambda: _temperature_cases() + _generated("probs_at_temperature_hidden"), temperature_close(),
           hint="T=0: one-hot of the max in probability space, ties split evenly; T<0: ValueError; tiny T must "
                "not overflow."),
-    Check("entropy_hidden", "entropy", _entropy_cases, entropy_close(),
+    Check("entropy_hidden", "entropy", lambda: _entropy_cases() + _generated("entropy_hidden"), entropy_close(),
           hint="nats (natural log), 0 * log 0 = 0, along the last dim, keep the dtype."),
     Check("sequence_logprob_hidden", "sequence_logprob", _logprob_cases, logprob_close(LOGPROB_ATOL),
           contract=Contract(number=True),

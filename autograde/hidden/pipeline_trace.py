@@ -109,6 +109,7 @@ CHECKS = [
     Check("token_pieces_hidden", "token_pieces", _pieces_cases, pieces_compare,
           hint="bytes of every token (enc.decode_single_token_bytes), for both tokenizers and any text."),
     Check("tokens_per_word_hidden", "tokens_per_word", _per_word_cases, allclose(rtol=1e-12, atol=0),
+          contract=Contract(number=True),
           hint="tokens / words, with words = text.split()."),
     Check("embedding_layer_hidden", "run_embedding_layer", _embedding_cases, embedding_compare,
           hint="any batch size, T up to max_seq_len: print both terms' shapes for a batch of 3; "

@@ -442,26 +442,46 @@ def _pipeline_defaults() -> list[Case]:
             Case((x,), {"previous_ids": [[0, 3], [5, 5]]},
                  label="previous_ids given, repetition_penalty left at its default 1 (no penalty)",
                  compare=filtered(rtol=1e-6))] \
-        + raises_case("ValueError", x, top_k=0, label="top_k=0 is a setting (not None): top-k runs and rejects it")
+        + raises_case("ValueError", x, top_k=0, label="top_k=0 is a setting (not None): top-k runs and rejects it") \
+        + [Case((x,), {"repetition_penalty": 1.3}, label="a penalty but no previous_ids: the penalty step is skipped",
+                compare=filtered(rtol=1e-6))]
+
+
+# Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
+GENERATED = {
+    "greedy_hidden": ("greedy_call", 24),
+    "top_k_filter_hidden": ("top_k_call", 24),
+    "apply_temperature_hidden": ("apply_temperature_call", 24),
+    "penalize_repeats_hidden": ("penalize_repeats_call", 24),
+    "distinct_n_hidden": ("distinct_n_call", 24),
+    "ends_in_loop_hidden": ("ends_in_loop_call", 24),
+}
+
+
+def _generated(check: str) -> list[Case]:
+    from autograde import generated
+    return generated.cases(ASSIGNMENT, check)
 
 
 CHECKS = [
-    Check("greedy_hidden", "greedy", _greedy_cases, exact(), forbidden=GREEDY_FORBIDDEN,
+    Check("greedy_hidden", "greedy", lambda: _greedy_cases() + _generated("greedy_hidden"), exact(), forbidden=GREEDY_FORBIDDEN,
           hint="more batch shapes and dtypes (fp16/bf16): one long id per row over the last dim, "
                "ties to the lowest id."),
     Check("sample_hidden", "sample", _sample_cases, sampler_fit(FALSE_FAIL), contract=Contract(generator=True),
           forbidden=SAMPLE_FORBIDDEN,
           hint="one uniform per row from the generator, inverse CDF along the last dim; zero-probability tokens never drawn."),
-    Check("top_k_filter_hidden", "top_k_filter", _top_k_cases, filtered(),
+    Check("top_k_filter_hidden", "top_k_filter", lambda: _top_k_cases() + _generated("top_k_filter_hidden"), filtered(),
           hint="keep logits >= the k-th largest of each row (ties kept); k >= V keeps all; keep the dtype."),
     Check("top_p_filter_hidden", "top_p_filter", _top_p_cases, filtered(),
           hint="keep a token while the mass before it (sorted descending, probabilities in float32) is < p; "
                "map the mask back to vocabulary order; min_tokens_to_keep; p == 1 keeps all."),
     Check("min_p_filter_hidden", "min_p_filter", lambda: _min_p_cases() + _min_p_errors(), filtered(),
           hint="keep probabilities >= min_p * (row max probability); compute in float32; keep the dtype."),
-    Check("apply_temperature_hidden", "apply_temperature", _temperature_cases, filtered(rtol=1e-6),
+    Check("apply_temperature_hidden", "apply_temperature",
+          lambda: _temperature_cases() + _generated("apply_temperature_hidden"), filtered(rtol=1e-6),
           hint="logits / T; T == 0: row max(es) kept, others -inf; keep the dtype."),
-    Check("penalize_repeats_hidden", "penalize_repeats", lambda: _penalty_cases() + _penalty_extra(),
+    Check("penalize_repeats_hidden", "penalize_repeats",
+          lambda: _penalty_cases() + _penalty_extra() + _generated("penalize_repeats_hidden"),
           filtered(rtol=1e-6), contract=Contract(meta=True),
           hint="seen tokens (per row, once each): positive / penalty, else * penalty."),
     Check("process_logits_hidden", "process_logits", lambda: _pipeline_cases() + _pipeline_defaults(),
@@ -472,10 +492,11 @@ CHECKS = [
           hint="temperature 0 is greedy on the processed logits (no random draw); otherwise sample the processed "
                "logits' probabilities with the caller's generator."),
     Check("distinct_n_hidden", "distinct_n",
-          lambda: _distinct_cases() + raises_case("ValueError", [[1, 2, 3]], 0, label="n=0 must raise ValueError"),
+          lambda: _distinct_cases() + raises_case("ValueError", [[1, 2, 3]], 0, label="n=0 must raise ValueError")
+          + _generated("distinct_n_hidden"),
           number_close(), contract=Contract(number=True),
           hint="n-grams per sequence, pooled: distinct / total; 0.0 when there are none."),
-    Check("ends_in_loop_hidden", "ends_in_loop", lambda: _loop_cases() + _loop_defaults(), boolean,
+    Check("ends_in_loop_hidden", "ends_in_loop", lambda: _loop_cases() + _loop_defaults() + _generated("ends_in_loop_hidden"), boolean,
           hint="the last s * min_repeats ids are min_repeats copies of one block, for some s <= max_period."),
 ]
 for _c in CHECKS:  # the notebook's opening: Hugging Face's ready-made warpers are not fine, in any exercise

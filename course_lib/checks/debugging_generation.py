@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, allclose, raises_case
+from course_lib.checks.engine import Case, Check, Contract, allclose, raises_case
 
 ASSIGNMENT = "05_debugging_generation"
 NEG_INF = -math.inf
@@ -256,7 +256,7 @@ CHECKS = [
     Check("find_cycle", "find_cycle", _cycle_cases, cycle_pair,
           hint="work [1, 2, 3, 1, 2, 3, 1, 2] by hand (expected (3, 2)) and print, for each period you try, the "
                "periodic tail's length and its whole copies; the shortest period wins, else (0, 0)."),
-    Check("repetition_rate", "repetition_rate", _rate_cases, number_close(),
+    Check("repetition_rate", "repetition_rate", _rate_cases, number_close(), contract=Contract(number=True),
           hint="count [1, 2, 1, 2, 1] with n = 2 by hand (0.5): which n-grams equal an earlier one? For one "
                "sequence the rate is 1 - distinct-n; 0.0 without n-grams."),
     Check("repetition_penalty", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),

@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Generator, Resource, allclose, raises_case, register_resource
+from course_lib.checks.engine import Case, Check, Contract, Generator, Resource, allclose, raises_case, register_resource
 
 ASSIGNMENT = "04_generation_loop"
 
@@ -389,6 +389,7 @@ CHECKS = [
           hint="Redo one row of the table by hand: a Q4_1 block of 32 weights is 20 bytes; which part is weights, "
                "which is per-group overhead? ValueError for partial groups, partial bytes or bits < 1."),
     Check(name="fit_exponent", exercise="fit_exponent", cases=_fit_cases, compare=allclose(rtol=1e-6, atol=1e-6),
+          contract=Contract(number=True),
           hint="Least-squares slope of log(t) against log(n)."),
     Check(name="beam_search", exercise="beam_search", cases=_beam_cases, compare=beam_result(),
           hint="Keep the best `beam_width` expansions over ALL beams; a candidate ending in EOS is finished; "

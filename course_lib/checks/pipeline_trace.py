@@ -27,7 +27,7 @@ import torch
 # The notebook-02 module registers the shared resources "smollm2_fp32" and "smollm2_tokenizer" (one load per
 # process, shared by every notebook's checks); importing it makes sure they exist when only this module is used.
 import course_lib.checks.logits_softmax  # noqa: F401
-from course_lib.checks.engine import Case, Check, Resource, allclose, exact, register_resource
+from course_lib.checks.engine import Case, Check, Contract, Resource, allclose, exact, register_resource
 
 ASSIGNMENT = "01_pipeline_trace"
 
@@ -396,6 +396,7 @@ CHECKS = [
           hint="each piece must be bytes and b''.join(pieces) must equal text.encode('utf-8'): check it on '🙂'. "
                "What does decoding one token to str do to half a character?"),
     Check("tokens_per_word", "tokens_per_word", _per_word_cases, allclose(rtol=1e-12, atol=0),
+          contract=Contract(number=True),
           hint="count tokens with the tokenizer you are given and words as text.split() does; the notes' sentence "
                "under cl100k_base must give 1.4, a float."),
     Check("embedding_layer", "run_embedding_layer", _embedding_cases, embedding_compare,
