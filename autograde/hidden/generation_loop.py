@@ -73,6 +73,9 @@ def _gen_cases() -> list[Case]:
               Case((nxt, [[3]], 3, g), dict(stop_sequences=[[5, 6]]), label="a stop completed by the last allowed token"),
               Case((nxt, [[3]], 10, g), dict(eos_id=6, stop_sequences=[[5, 6]]),
                    label="the EOS token would also complete a stop sequence")]
+    # cost the text states: "stop the loop early when every row has finished" (a 4th call sees 4 positions)
+    cases.append(Case((Resource("nb04_next_id_lm_max3"), [[3]], 10, g), dict(eos_id=6),
+                      label="every row done after 3 tokens of 10 allowed: no 4th model call"))
     return cases
 
 
@@ -124,7 +127,10 @@ def _weight_bytes_cases() -> list[Case]:
     return cases + (raises_case("ValueError", 100, 8, 64, 2, label="100 weights in groups of 64")
                     + raises_case("ValueError", 5, 3, label="5 x 3 bits = 15 bits")
                     + raises_case("ValueError", 64, -4, label="negative bits")
-                    + raises_case("ValueError", 64, 4, 0, 2, label="group size 0"))
+                    + raises_case("ValueError", 64, 4, 0, 2, label="group size 0")
+                    + [Case((4096, 4, 32), label="groups given, group_bytes left at its default 0"),
+                       Case((64, 8, None, 2), label="group_bytes given without groups: no overhead"),
+                       Case((16, 8, 1, 2), label="groups of 1: one scale per weight")])
 
 
 def _fit_cases() -> list[Case]:

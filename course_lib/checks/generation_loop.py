@@ -49,6 +49,21 @@ def next_id_lm() -> TableLM:
     return TableLM(table)
 
 
+class LengthLimitedLM(TableLM):
+    """The next-id model, refusing sequences longer than `max_len`: a loop that should have stopped (every
+    row finished) and calls the model once more is caught by its input's length alone (no state kept)."""
+
+    def __init__(self, max_len: int):
+        super().__init__(next_id_lm().table.data)
+        self.max_len = max_len
+
+    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
+        if idx.shape[-1] > self.max_len:
+            raise RuntimeError(f"the model was called on {idx.shape[-1]} positions after every row had finished "
+                               f"(at most {self.max_len} were needed): stop the loop once all rows are done")
+        return super().forward(idx, **kwargs)
+
+
 # Probabilities of the beam-search toy model: 0 = A, 1 = B, 2 = C, 3 = EOS.
 BEAM_P = [[0.05, 0.50, 0.35, 0.10],     # after A
           [0.30, 0.24, 0.20, 0.26],     # after B
@@ -105,6 +120,7 @@ def greedy_step(logits: torch.Tensor) -> torch.Tensor:
 
 
 register_resource("nb04_next_id_lm", next_id_lm)
+register_resource("nb04_next_id_lm_max3", lambda: LengthLimitedLM(3))
 register_resource("nb04_beam_lm", beam_lm)
 register_resource("nb04_tiny_lm", tiny_lm)
 register_resource("nb04_toy_tokenizer", ToyTokenizer)
