@@ -174,6 +174,18 @@ def _ngram_cases() -> list[Case]:
         raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1, 2]]), 0, label="n=0 must raise ValueError")
 
 
+COST_SMALL, COST_LARGE = "cost: V = 50, two rows of 80 ids", "cost: V = 5000, the same two rows"
+
+
+def _ngram_cost() -> list[Case]:
+    """O(L x n), not O(V) (the text): the same rows under a vocabulary 100 times larger."""
+    g = torch.Generator().manual_seed(41)
+    rows = torch.randint(0, 6, (2, 80), generator=g)
+    small, large = torch.randn(2, 50, generator=g), torch.randn(2, 5000, generator=g)
+    return [Case((small, rows, 3), label=COST_SMALL, count_steps=True),
+            Case((large, rows, 3), label=COST_LARGE, count_steps=True)]
+
+
 # Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
 GENERATED = {
     "find_cycle_hidden": ("find_cycle_call", 24),
@@ -201,6 +213,7 @@ CHECKS = [
           hint="counts over the generated ids only, per row; bf16, -inf and negative penalties: compute in float32 "
                "and return the input's dtype."),
     Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams",
-          lambda: _ngram_cases() + _generated("ban_repeated_ngrams_hidden"), logits_match(),
+          lambda: _ngram_cases() + _generated("ban_repeated_ngrams_hidden") + _ngram_cost(), logits_match(),
+          contract=Contract(cost=(COST_SMALL, COST_LARGE, 2.0)),
           hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),
 ]

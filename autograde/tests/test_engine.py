@@ -202,3 +202,35 @@ def test_case_fingerprints_ignore_rounding_noise_but_not_edits():
     tiny[1, 1] = 1e-9  # one value made tiny
     for other in [(edited, 3), (tiny, 3), (probs, 4), (probs.double(), 3), (probs.flip(-1), 3)]:
         assert not same_inputs(stored, case_fingerprint(Case(other, label="probs"))), other
+
+
+def test_a_cost_the_text_states_is_measured_in_lines_run_and_a_removed_counter_fails():
+    """Contract.cost compares Python lines executed on two cases (deterministic under any load)."""
+    import sys
+
+    from course_lib.checks.engine import Case, Check, Contract, allclose, evaluate
+
+    def cases():
+        return [Case((list(range(10)),), label="small", expected=1, count_steps=True),
+                Case((list(range(1000)),), label="large", expected=1, count_steps=True)]
+
+    chk = Check("first", "first", cases, allclose(), contract=Contract(cost=("small", "large", 2.0)))
+
+    def constant(xs):
+        return xs[1]
+
+    def linear(xs):
+        for i, x in enumerate(xs):
+            if i == 1:
+                found = x
+        return found
+
+    def hides(xs):
+        sys.settrace(None)
+        return linear(xs)
+
+    assert evaluate(chk, constant, raise_on_fail=False, quiet=True).passed
+    msg = evaluate(chk, linear, raise_on_fail=False, quiet=True).message
+    assert "Python lines" in msg and "'small'" in msg
+    assert "removed the line counter" in evaluate(chk, hides, raise_on_fail=False, quiet=True).message
+    assert sys.gettrace() is None or sys.gettrace().__name__ != "_trace"  # the counter never outlives a call

@@ -249,7 +249,19 @@ def _ngram_cases() -> list[Case]:
         Case((x.half(), ids([1, 2, 3, 1]), 2), label="float16 stays float16", expected=banned(x.half(), [[2]])),
         Case((torch.tensor([[NEG_INF, 0.0, 1.0]]), ids([0, 1, 0]), 2), label="an already -inf token stays -inf",
              expected=torch.tensor([[NEG_INF, NEG_INF, 1.0]])),
-    ] + raises_case("ValueError", x, ids([1, 2]), 0, label="n=0 must raise ValueError")
+    ] + raises_case("ValueError", x, ids([1, 2]), 0, label="n=0 must raise ValueError") + _ngram_cost_cases()
+
+
+COST_SMALL, COST_LARGE = "cost: V = 64, 60 ids", "cost: V = 4096, the same 60 ids"
+
+
+def _ngram_cost_cases() -> list[Case]:
+    """The text's cost, O(L x n) and not O(V): the same 60 ids under vocabularies of 64 and 4096 tokens. The
+    ids repeat (1, 2, 3), so the row ends with (2, 3), seen followed by 1: only 1 is banned, in both."""
+    row = ids([1, 2, 3] * 20)
+    small, large = torch.zeros(1, 64), torch.zeros(1, 4096)
+    return [Case((small, row, 3), label=COST_SMALL, expected=banned(small, [[1]]), count_steps=True),
+            Case((large, row, 3), label=COST_LARGE, expected=banned(large, [[1]]), count_steps=True)]
 
 
 CHECKS = [
@@ -266,6 +278,7 @@ CHECKS = [
           hint="print your [B, V] counts for a small batch next to a hand count of the generated tokens only; "
                "presence applies once per seen token, frequency once per occurrence (look up Tensor.scatter_add_)."),
     Check("ban_repeated_ngrams", "ban_repeated_ngrams", _ngram_cases, logits_match(),
+          contract=Contract(cost=(COST_SMALL, COST_LARGE, 2.0)),
           hint="for a short row and n = 2, list by hand each earlier place where the row's last n-1 ids occur and "
                "what follows it; only those are banned, per row (n = 1 bans every token the row contains)."),
 ]

@@ -108,6 +108,7 @@ class Case:
     repeat: int = 1
     raises: str | None = None
     fresh: bool = False    # with repeat > 1: fresh copies of the inputs (and fresh generators) for every call
+    count_steps: bool = False  # count the Python lines the call executes (Contract.cost compares two cases)
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,9 @@ class Contract:
     meta: bool = False           # derived case: the first case with tensors, on the `meta` device: the results
                                  # must be on the input's device (no tensor made on the CPU regardless)
     number: bool = False         # the text asks for a Python float: a tensor, even a 0-dim one, is not one
+    cost: tuple = ()             # (small case label, large case label, max ratio): the cost the text states, as
+                                 # Python lines executed (deterministic, unlike time) on two inputs that differ
+                                 # only in the size the cost must not grow with
 
 
 @dataclass(frozen=True)
@@ -188,12 +192,13 @@ class Outcome:
     aliased: list[str] = field(default_factory=list)    # inputs (or "an earlier call") a result shares memory with
     global_rng: bool = False                            # the call moved torch's global random state
     forbidden: list[str] = field(default_factory=list)  # forbidden routines that ran during the call (trace.Watch)
+    steps: int = -1   # Python lines the call executed (Case.count_steps); -1 not counted, -2 the counter was removed
 
     def to_json(self) -> dict:
         """Encode for crossing a process boundary (never pickle)."""
         d = {"label": self.label, "error": self.error, "mutated": self.mutated, "seconds": self.seconds,
              "raised": self.raised, "aliased": self.aliased, "global_rng": self.global_rng,
-             "forbidden": self.forbidden}
+             "forbidden": self.forbidden, "steps": self.steps}
         if self.error is None:
             try:
                 d["value"] = encode(self.value)
@@ -212,6 +217,9 @@ class Outcome:
         aliased = d.get("aliased") or []
         global_rng = d.get("global_rng", False)
         forbidden = d.get("forbidden") or []
+        steps = d.get("steps", -1)
+        if type(steps) is not int or steps < -2:
+            raise ValueError("malformed outcome")
         if (not (err is None or isinstance(err, str)) or not all(isinstance(m, str) for m in mutated)
                 or not isinstance(raised, list) or not all(isinstance(r, str) for r in raised)
                 or not isinstance(aliased, list) or not all(isinstance(a, str) for a in aliased)
@@ -220,7 +228,7 @@ class Outcome:
             raise ValueError("malformed outcome")
         value = decode(d["value"]) if err is None and "value" in d else None
         return cls(d["label"], value, err, list(mutated), float(d.get("seconds", 0.0)), list(raised),
-                   list(aliased), global_rng, list(forbidden))
+                   list(aliased), global_rng, list(forbidden), steps)
 
 
 @dataclass
@@ -875,11 +883,12 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
                 fresh = {}
                 args = _resolve(copy.deepcopy(pristine_args), fresh)
                 kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
-            if watch is None:
-                values.append(fn(*args, **kwargs))
-            else:
-                with watch:
+            with _StepCounter(case.count_steps) as counter:
+                if watch is None:
                     values.append(fn(*args, **kwargs))
+                else:
+                    with watch:
+                        values.append(fn(*args, **kwargs))
         aliased = _aliasing(values, args, kwargs, pristine_args, pristine_kwargs)
         global_rng = rng_before is not None and not torch.equal(rng_before, torch.random.get_rng_state())
         if not allow_mutation:
@@ -895,7 +904,34 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
                        raised=[c.__name__ for c in type(e).__mro__])
     value = values[0] if case.repeat == 1 else values
     return Outcome(case.label, value=value, mutated=mutated, seconds=time.perf_counter() - t0, aliased=aliased,
-                   global_rng=global_rng, forbidden=sorted(watch.seen) if watch is not None else [])
+                   global_rng=global_rng, forbidden=sorted(watch.seen) if watch is not None else [],
+                   steps=counter.steps)
+
+
+class _StepCounter:
+    """Counts the Python lines executed inside the block (``sys.settrace``): a measure of work that does not
+    depend on the machine or its load. Lines run inside torch's C kernels are not lines: a vectorised pass
+    over the vocabulary counts as one. A block that removes the counter reports -2."""
+
+    def __init__(self, on: bool):
+        self.on, self.steps, self._before = on, -1, None
+
+    def _trace(self, frame, event, arg):
+        if event == "line":
+            self.steps += 1
+        return self._trace
+
+    def __enter__(self) -> "_StepCounter":
+        if self.on:
+            self.steps, self._before = 0, sys.gettrace()
+            sys.settrace(self._trace)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.on:
+            if sys.gettrace() != self._trace:
+                self.steps = -2
+            sys.settrace(self._before)
 
 
 def _watch(forbidden: Sequence[str], ops: Sequence[str]) -> Any:
@@ -922,14 +958,16 @@ def encode_cases(cases: Sequence[Case], allow_mutation: bool = False, forbidden:
     the routines to watch for while it runs (``course_lib.checks.trace``)."""
     return json.dumps({"allow_mutation": allow_mutation, "forbidden": list(forbidden), "ops": list(ops),
                        "cases": [{"label": c.label, "args": encode(tuple(c.args)), "kwargs": encode(dict(c.kwargs)),
-                                  "repeat": c.repeat, "fresh": c.fresh} for c in cases]}, allow_nan=False)
+                                  "repeat": c.repeat, "fresh": c.fresh, "count_steps": c.count_steps}
+                                 for c in cases]}, allow_nan=False)
 
 
 def run_encoded(fn: Callable, payload: str) -> str:
     """Run ``fn`` on the cases of an ``encode_cases`` payload; return the outcomes as JSON text."""
     p = json.loads(payload)
     cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]),
-                  fresh=bool(c.get("fresh", False))) for c in p["cases"]]
+                  fresh=bool(c.get("fresh", False)), count_steps=bool(c.get("count_steps", False)))
+             for c in p["cases"]]
     watch = _watch(p.get("forbidden", ()), p.get("ops", ()))
     outs = [_call(fn, c, bool(p["allow_mutation"]), watch) if callable(fn) else Outcome(c.label, error="not a function")
             for c in cases]
@@ -1020,6 +1058,7 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
                    "(a plain number, not a tensor)")
         if msg is not None:
             failures.append((case.label, msg))
+    failures += _cost_failures(check.contract or Contract(), outcomes)
     ran = sorted({r for out in outcomes for r in out.forbidden})
     if ran:
         failures.append(("rules", f"while it ran, your function used {', '.join(ran)}, which this exercise asks "
@@ -1029,6 +1068,26 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
                  else msg + _show_input(by_label[label])) for label, msg in failures]
     failures.sort(key=lambda f: _input_size(by_label[f[0]]) if f[0] in by_label else (1 << 62 if f[0] == "rules" else 0))
     return CheckResult(check.name, len(cases), failures, check.hint)
+
+
+COST_SLACK = 200  # lines any answer may spend on set-up whatever the size (a helper's body, a few checks)
+
+
+def _cost_failures(contract: Contract, outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
+    """A failure when the work (Python lines) on the large case exceeds ``ratio`` x the small case's."""
+    if not contract.cost:
+        return []
+    small, large, ratio = contract.cost
+    by = {o.label: o for o in outcomes}
+    a, b = by.get(small), by.get(large)
+    if a is None or b is None or a.error is not None or b.error is not None:
+        return []  # a case that failed already says so; the cost of an error says nothing
+    if a.steps == -2 or b.steps == -2:
+        return [(large, "your function removed the line counter the check uses to measure its work (sys.settrace)")]
+    if a.steps < 0 or b.steps < 0 or b.steps <= ratio * a.steps + COST_SLACK:
+        return []
+    return [(large, f"your function ran {b.steps:,} Python lines here but {a.steps:,} on {small!r}: its work grows "
+                    "with a size the exercise says it must not depend on")]
 
 
 def _is_number(x: Any) -> bool:
