@@ -329,3 +329,20 @@ def test_the_rule_reader_never_raises_on_any_text(cells):
     returns findings or nothing, never an exception (where it did, intake fails the rule closed)."""
     found = notebook_violations(cells, "softmax", list(SOFTMAX_FORBIDDEN) + ["course_lib.checks.*"])
     assert all(isinstance(v.line, int) and isinstance(v.message(), str) for v in found)
+
+
+def test_switching_the_run_time_checks_off_and_on_again_breaks_a_rule_by_text():
+    """The watch shares the student's process: code that removes its hook and puts it back before returning
+    is unseen at run time, so the reading of the text refuses every way to reach the hooks by name."""
+    from course_lib.checks.rules import violations
+
+    ways = ["import sys\ndef f(x):\n    old = sys.getprofile()\n    sys.setprofile(None)\n    y = x\n    sys.setprofile(old)\n    return y\n",
+            "from sys import settrace as st\ndef f(x):\n    st(None)\n    return x\n",
+            "import threading\ndef f(x):\n    threading.setprofile(None)\n    return x\n",
+            "import sys\ndef f(x):\n    sys.monitoring.set_events(1, 0)\n    return x\n",
+            "from torch.utils._python_dispatch import _pop_mode\ndef f(x):\n    _pop_mode()\n    return x\n"]
+    for src in ways:
+        found = violations(src, ["course_lib.checks.*"])
+        assert any("switches off the checks" in v.message() for v in found), src
+    honest = "import sys\ndef f(x):\n    print(sys.version_info, sys.getprofile() is None)\n    return x\n"
+    assert violations(honest, ["course_lib.checks.*"]) == []

@@ -120,6 +120,10 @@ DYNAMIC = {"builtins.eval": "eval()",
            "builtins.get_ipython": "get_ipython()", "IPython.get_ipython": "get_ipython()",
            "IPython.core.getipython.get_ipython": "get_ipython()",
            "IPython.core.interactiveshell.InteractiveShell.get_ipython": "get_ipython()"}
+# what switches off the run-time checks (trace.Watch's profile hook, the engine's line counter): no answer needs it
+HOOKS = {"sys.setprofile": "sys.setprofile", "sys.settrace": "sys.settrace", "threading.setprofile": "threading.setprofile",
+         "threading.settrace": "threading.settrace", "sys.monitoring": "sys.monitoring",
+         "torch.utils._python_dispatch._pop_mode": "popping torch's dispatch mode"}
 DUNDER_LOOKUPS = {"__dict__", "__builtins__", "__globals__", "__code__"}
 UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
 BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")} | {"getattr"}
@@ -272,6 +276,9 @@ class _Scanner:
                 if (full in DYNAMIC and (self.strict or full in UNIVERSAL)
                         and not (full == "builtins.getattr" and id(node) in constant_getattr)):
                     add(node, f"{DYNAMIC[full]} (the grader cannot tell which function it reaches)")
+                if full in HOOKS or (full or "").startswith("sys.monitoring."):
+                    add(node, f"{HOOKS.get(full, 'sys.monitoring')} (it switches off the checks that watch your "
+                              "function run)")
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
                 for a in node.names:
                     full = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
