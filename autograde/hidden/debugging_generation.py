@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from course_lib.checks.debugging_generation import cycle_pair, logits_match, number_close, raises_case
+from course_lib.checks.debugging_generation import cycle_pair, half_match, logits_match, number_close, raises_case
 from course_lib.checks.engine import Case, Check, Contract
 
 ASSIGNMENT = "05_debugging_generation"
@@ -95,6 +95,10 @@ def _cycle_cases() -> list[Case]:
     b50, b51 = list(range(100, 150)), list(range(200, 251))
     cases.append(Case(([1] + b50 * 2,), label="period 50 x 2: found with the default max_period=50"))
     cases.append(Case(([1] + b51 * 2,), label="period 51 x 2: longer than the default max_period=50"))
+    # min_repeats=1: one copy is enough, so a single token is a cycle; an empty list still is none
+    cases.append(Case(([7],), {"min_repeats": 1}, label="one token, min_repeats=1"))
+    cases.append(Case(([],), {"min_repeats": 1}, label="empty, min_repeats=1"))
+    cases.append(Case(([3, 1, 2],), {"min_repeats": 1, "max_period": 5}, label="3 distinct tokens, min_repeats=1"))
     return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases]
 
 
@@ -152,8 +156,8 @@ def _pf_cases() -> list[Case]:
               "prompt_len": _int(g, 0, L)}
         if i % 5 == 4:
             del kw["presence"]
-        rtol, atol = (1e-2, 2e-2) if dtype in (torch.float16, torch.bfloat16) else (1e-6, 1e-5)
-        cases.append(Case((x, h), kw, compare=logits_match(rtol=rtol, atol=atol),
+        half = dtype in (torch.float16, torch.bfloat16)   # the text: compute in float32, round once
+        cases.append(Case((x, h), kw, compare=half_match() if half else logits_match(rtol=1e-6, atol=1e-5),
                           label=f"{kind} {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, {kw}"))
     return cases
 

@@ -73,8 +73,14 @@ def _gen_cases() -> list[Case]:
               Case((nxt, [[3]], 3, g), dict(stop_sequences=[[5, 6]]), label="a stop completed by the last allowed token"),
               Case((nxt, [[3]], 10, g), dict(eos_id=6, stop_sequences=[[5, 6]]),
                    label="the EOS token would also complete a stop sequence")]
-    # cost the text states: "stop the loop early when every row has finished" (a 4th call sees 4 positions)
-    cases.append(Case((Resource("nb04_next_id_lm_max3"), [[3]], 10, g), dict(eos_id=6),
+    # a text stop that the prompt already contains: only the new tokens count (ids 4 5 6 spell "User:")
+    cases.append(Case((nxt, [[4, 5, 6]], 5, g), dict(stop_sequences=["User:"], tokenizer=Resource("nb04_toy_tokenizer")),
+                      label='the prompt itself spells the text stop "User:"'))
+    # the step receives the [B, V] logits of all rows at once (a step that reads across rows shows it)
+    cases.append(Case((lm, [[5, 17], [200, 3, 99, 41, 7], [1, 2, 3]], 4, Resource("nb04_coupled_step")),
+                      label="a step that reads the whole batch: called once per token on [B, V]"))
+    # cost the text states: "stop the loop early when every row has finished" (the model counts its calls)
+    cases.append(Case((Resource("nb04_next_id_lm_3calls"), [[3]], 10, g), dict(eos_id=6),
                       label="every row done after 3 tokens of 10 allowed: no 4th model call"))
     return cases
 
@@ -156,6 +162,8 @@ def _beam_cases() -> list[Case]:
         eos = 5
         cases.append(Case((Resource(f"nb04_table_{i % 4}"), [start], b, n, eos), dict(length_penalty=alpha),
                           label=f"random table {i % 4}, width {b}, {n} tokens, length_penalty {alpha}, start {start}"))
+    cases.append(Case((Resource("nb04_table_s11"), [5], 2, 4, 5), dict(length_penalty=1.0),
+                      label="table s11, width 2: finished candidates keep their beam slots (no refill)"))
     return cases
 
 

@@ -71,6 +71,8 @@ def _temperature_cases() -> list[Case]:
         Case((torch.tensor([[1.0, 0.99999988, 0.0], [-3.0, 2.0, 2.0 - 2.4e-7]]), 0),
              label="T=0 on near-ties one float32 step apart: exactly one-hot"),
         Case((_randn(4, 8, seed=23, scale=10), 1e-6), label="tiny T=1e-6"),
+        Case((torch.tensor([0.0, 1e-6, -1e-6]), 1e-6), label="tiny T=1e-6 on logits 1e-6 apart: not greedy"),
+        Case((torch.tensor([[0.5, 0.5 + 3e-5], [2.0, 2.0]], dtype=torch.float64), 1e-5), label="T=1e-5, float64"),
         Case((torch.tensor([10.0, 9.99, 0.0]), 1e-3), label="T=1e-3 on [10, 9.99, 0]: logits / T up to 1e4"),
         Case((_randn(2, 5, seed=24, scale=4), 1e4), label="huge T=1e4"),
         Case((_with_neg_inf(_randn(3, 7, seed=25, scale=3), 26), 3.0), label="-inf entries at T=3"),

@@ -53,7 +53,7 @@ def _embedding_cases() -> list[Case]:
 def _memory_cases() -> list[Case]:
     return [Case((v, d, b), label=f"{v} x {d} x {b} bytes")
             for v, d, b in [(100277, 4096, 2), (32000, 4096, 4), (256000, 3072, 2), (151936, 896, 2), (1, 1, 8),
-                            (49152, 576, 0.5)]]
+                            (49152, 576, 0.5), (3, 5, 0.5), (1, 1, 0.5)]]
 
 
 def _mask_cases() -> list[Case]:
@@ -97,7 +97,10 @@ def _topk_cases() -> list[Case]:
     model, tok = Resource("smollm2_fp32"), Resource("smollm2_tokenizer")
     return ([Case((model, tok, p, k), label=f"SmolLM2, {p!r}, k={k}") for p, k in _PROMPTS]
             + [Case((lm, toy, "4 4 4 2", 6), label="toy model, '4 4 4 2', k=6"),
-               Case((lm, toy, "7", 2), label="toy model, '7', k=2")])
+               Case((lm, toy, "7", 2), label="toy model, '7', k=2"),
+               Case((Resource("nb01_pow2_lm_bf16"), toy, "5", 4), label="toy model with bfloat16 logits, k=4"),
+               Case((Resource("nb01_pow2_lm_nograd"), toy, "1 6", 3),
+                    label="toy model that refuses to run with gradients on, k=3")])
 
 
 def _positions_cases() -> list[Case]:

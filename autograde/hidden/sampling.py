@@ -444,6 +444,8 @@ def _pipeline_defaults() -> list[Case]:
                  compare=filtered(rtol=1e-6))] \
         + raises_case("ValueError", x, top_k=0, label="top_k=0 is a setting (not None): top-k runs and rejects it") \
         + [Case((x,), {"repetition_penalty": 1.3}, label="a penalty but no previous_ids: the penalty step is skipped",
+                compare=filtered(rtol=1e-6)),
+           Case((x,), {"top_p": 1.5}, label="top_p=1.5: top-p runs only when top_p < 1 (the table), so nothing is cut",
                 compare=filtered(rtol=1e-6))]
 
 
@@ -472,7 +474,7 @@ CHECKS = [
           hint="one uniform per row from the generator, inverse CDF along the last dim; zero-probability tokens never drawn."),
     Check("top_k_filter_hidden", "top_k_filter", lambda: _top_k_cases() + _generated("top_k_filter_hidden"), filtered(),
           hint="keep logits >= the k-th largest of each row (ties kept); k >= V keeps all; keep the dtype."),
-    Check("top_p_filter_hidden", "top_p_filter", _top_p_cases, filtered(),
+    Check("top_p_filter_hidden", "top_p_filter", _top_p_cases, filtered(top_p=True),
           hint="keep a token while the mass before it (sorted descending, probabilities in float32) is < p; "
                "map the mask back to vocabulary order; min_tokens_to_keep; p == 1 keeps all."),
     Check("min_p_filter_hidden", "min_p_filter", lambda: _min_p_cases() + _min_p_errors(), filtered(),

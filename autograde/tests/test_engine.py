@@ -234,3 +234,26 @@ def test_a_cost_the_text_states_is_measured_in_lines_run_and_a_removed_counter_f
     assert "Python lines" in msg and "'small'" in msg
     assert "removed the line counter" in evaluate(chk, hides, raise_on_fail=False, quiet=True).message
     assert sys.gettrace() is None or sys.gettrace().__name__ != "_trace"  # the counter never outlives a call
+
+
+def test_called_twice_allows_rounding_noise_but_not_a_different_answer():
+    """A multi-threaded BLAS sums in another order from one call to the next: the 'twice' contract accepts
+    float differences at rounding level (a blind honest student's fit lost its point on 2.000000000000001 vs
+    2.000000000000002) and nothing more."""
+    import itertools
+
+    import torch
+
+    from course_lib.checks.engine import Case, Check, allclose, evaluate
+
+    chk = Check("slope", "slope", lambda: [Case((3.0,), label="x", expected=2.0)], allclose(rtol=1e-6))
+    noise = itertools.cycle([0.0, 4e-16])
+    drift = itertools.cycle([0.0, 1e-3])
+    assert evaluate(chk, lambda x: 2.0 + next(noise), raise_on_fail=False, quiet=True).passed
+    assert not evaluate(chk, lambda x: 2.0 + next(drift), raise_on_fail=False, quiet=True).passed
+    t = Check("vec", "vec", lambda: [Case((torch.ones(3),), label="v", expected=torch.ones(3))], allclose(rtol=1e-5))
+    tick = itertools.cycle([0.0, 1e-7])
+    assert evaluate(t, lambda x: x * (1 + next(tick)), raise_on_fail=False, quiet=True).passed
+    ids = itertools.cycle([0, 1])
+    chk_ids = Check("ids", "ids", lambda: [Case((0,), label="i", expected=0)], allclose())
+    assert not evaluate(chk_ids, lambda x: next(ids), raise_on_fail=False, quiet=True).passed

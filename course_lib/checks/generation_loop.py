@@ -49,18 +49,22 @@ def next_id_lm() -> TableLM:
     return TableLM(table)
 
 
-class LengthLimitedLM(TableLM):
-    """The next-id model, refusing sequences longer than `max_len`: a loop that should have stopped (every
-    row finished) and calls the model once more is caught by its input's length alone (no state kept)."""
+class CallLimitedLM(TableLM):
+    """The next-id model for a one-token prompt, refusing more than `calls` calls per generation: a loop that
+    goes on after every row has finished is caught whether or not it still grows the sequence. A call on a
+    one-position input starts a new generation (the prompt), so one instance serves every case."""
 
-    def __init__(self, max_len: int):
+    def __init__(self, calls: int):
         super().__init__(next_id_lm().table.data)
-        self.max_len = max_len
+        self.calls, self.seen = calls, 0
 
     def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
-        if idx.shape[-1] > self.max_len:
-            raise RuntimeError(f"the model was called on {idx.shape[-1]} positions after every row had finished "
-                               f"(at most {self.max_len} were needed): stop the loop once all rows are done")
+        if idx.shape[-1] == 1:
+            self.seen = 0
+        self.seen += 1
+        if self.seen > self.calls:
+            raise RuntimeError(f"the model was called {self.seen} times, but every row had finished after "
+                               f"{self.calls}: stop the loop once all rows are done")
         return super().forward(idx, **kwargs)
 
 
@@ -120,7 +124,7 @@ def greedy_step(logits: torch.Tensor) -> torch.Tensor:
 
 
 register_resource("nb04_next_id_lm", next_id_lm)
-register_resource("nb04_next_id_lm_max3", lambda: LengthLimitedLM(3))
+register_resource("nb04_next_id_lm_3calls", lambda: CallLimitedLM(3))
 register_resource("nb04_beam_lm", beam_lm)
 register_resource("nb04_tiny_lm", tiny_lm)
 register_resource("nb04_toy_tokenizer", ToyTokenizer)

@@ -83,7 +83,25 @@ def toy_pow2_probs(last: int) -> list[tuple[int, float]]:
     return [((last + j) % TOY_V, 2.0 ** (TOY_V - 1 - j) / (2.0**TOY_V - 1)) for j in range(TOY_V)]
 
 
+class NoGradLM(ToyBigramLM):
+    """The toy model, refusing to run with autograd on (the text: "inside torch.no_grad()")."""
+
+    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
+        if torch.is_grad_enabled():
+            raise RuntimeError("the model ran with gradients enabled: run it inside torch.no_grad()")
+        return super().forward(idx, **kwargs)
+
+
+def _pow2_bf16() -> ToyBigramLM:
+    """The toy model with bfloat16 logits (as a half-precision model returns them)."""
+    lm = toy_pow2_lm()
+    lm.table.data = lm.table.data.bfloat16()
+    return lm
+
+
 register_resource("nb01_pow2_lm", toy_pow2_lm)
+register_resource("nb01_pow2_lm_bf16", _pow2_bf16)
+register_resource("nb01_pow2_lm_nograd", lambda: NoGradLM(toy_pow2_lm().table.data))
 register_resource("nb01_id_tokenizer", ToyTokenizer)
 
 
@@ -102,7 +120,11 @@ def pieces_compare(expected: Any, got: Any, case: Case) -> str | None:
             return (msg + "; your pieces contain U+FFFD (the replacement character): decoding one token to text "
                     "and encoding it again loses the bytes of a split character")
         if joined != want:
-            return msg + f"; your pieces join to {joined[:60]!r}, but they must join to the text's UTF-8 bytes {want[:60]!r}"
+            # show where they part, not two prefixes cut at the same length (they can print identical)
+            i = next((k for k, (a, b) in enumerate(zip(joined, want)) if a != b), min(len(joined), len(want)))
+            lo = max(0, i - 20)
+            return (msg + f"; your pieces join to {len(joined)} bytes, the text's UTF-8 is {len(want)}: they part at "
+                    f"byte {i}, yours ...{joined[lo:i + 20]!r}, the text's ...{want[lo:i + 20]!r}")
     return msg
 
 

@@ -46,12 +46,18 @@ def _ids(mask: torch.Tensor) -> list[int]:
     return [int(i) for i in torch.nonzero(mask).reshape(-1)]
 
 
-def _diagnose_row(exp: torch.Tensor, got: torch.Tensor) -> str:
-    """Words for one row whose kept set is wrong."""
+def _diagnose_row(exp: torch.Tensor, got: torch.Tensor, top_p: bool = False) -> str:
+    """Words for one row whose kept set is wrong (``top_p``: the words about top-p's crossing token)."""
     ek, gk = torch.isfinite(exp), torch.isfinite(got)
     n_e, n_g = int(ek.sum()), int(gk.sum())
     msg = f"expected to keep {n_e} token(s) {_ids(ek)[:12]}, you kept {n_g} {_ids(gk)[:12]}"
     # a diagnosis only when it explains the whole difference: the kept sets differ by exactly that one token
+    if not top_p:
+        if n_g == 0:
+            msg += " (nothing kept: at least one token must survive)"
+        elif n_g < n_e and bool((gk & ~ek).sum() == 0) and bool((exp[ek] == exp[ek].max()).all()):
+            msg += " (the kept tokens are tied: every one of them keeps its logit)"
+        return msg
     if n_g == n_e + 1 and bool((ek & ~gk).sum() == 0):
         msg += " (one too many: is the token whose mass *before* it reaches p removed? is '>=' vs '>' right?)"
     elif n_g == n_e - 1 and bool((gk & ~ek).sum() == 0):
@@ -61,8 +67,9 @@ def _diagnose_row(exp: torch.Tensor, got: torch.Tensor) -> str:
     return msg
 
 
-def filtered(rtol: float = 0.0, atol: float = 0.0):
-    """Compare a logits -> logits step (see the module docstring); ``rtol``/``atol`` for the kept values."""
+def filtered(rtol: float = 0.0, atol: float = 0.0, top_p: bool = False):
+    """Compare a logits -> logits step (see the module docstring); ``rtol``/``atol`` for the kept values;
+    ``top_p`` names top-p's usual mistakes (the crossing token) when the kept set is off by one."""
 
     def compare(expected, got, case: Case) -> str | None:
         if not _is_tensor(got):
@@ -104,7 +111,7 @@ def filtered(rtol: float = 0.0, atol: float = 0.0):
                                              rtol=rtol, atol=atol)
                 if same_inputs and same_values:
                     continue
-            return where + _diagnose_row(e[r], g[r])
+            return where + _diagnose_row(e[r], g[r], top_p)
         return None
 
     return compare
@@ -521,7 +528,7 @@ CHECKS = [
     Check("top_k_filter", "top_k_filter", _top_k_cases, filtered(),
           hint="each row needs one threshold, its k-th largest logit: print its shape next to the row's, does it "
                "broadcast? Ties with it are kept (as Hugging Face does); k >= V keeps all; never modify the input."),
-    Check("top_p_filter", "top_p_filter", _top_p_cases, filtered(),
+    Check("top_p_filter", "top_p_filter", _top_p_cases, filtered(top_p=True),
           hint="by hand, [0.5, 0.25, 0.25] with p = 0.5 keeps one token: compare each token's mass *before* it with p. "
                "Then try an unsorted row: do your decisions land on the right ids? p == 1 keeps all."),
     Check("min_p_filter", "min_p_filter", _min_p_cases, filtered(),

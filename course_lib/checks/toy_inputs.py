@@ -48,3 +48,14 @@ register_resource("nb04_pair_tokenizer", _pair_tokenizer)
 register_resource("nb04_letter_tokenizer", _letter_tokenizer)
 for _i in range(4):
     register_resource(f"nb04_table_{_i}", lambda i=_i: _table(i))
+# a table where keeping the best b candidates over all beams and refilling b live beams part ways (blind class)
+register_resource("nb04_table_s11", lambda: TableLM(torch.randn(6, 6, generator=torch.Generator().manual_seed(11)) * 2))
+
+
+def coupled_step(logits: torch.Tensor) -> torch.Tensor:
+    """A step that reads the whole batch: row r's argmax of logits[r] + logits[-1 - r]. Called on each row
+    alone ([1, V]) it gives another answer than on the [B, V] batch the text says it receives."""
+    return (logits + logits.flip(0)).argmax(dim=-1)
+
+
+register_resource("nb04_coupled_step", lambda: coupled_step)
