@@ -446,6 +446,8 @@ class Grader:
                                       policy=policy, wall_s=max(1.0, deadline - time.monotonic()),
                                       model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
                                       sandboxed=slot is not None, rule_failures=broken_rules.get(name))
+            if verdict.stderr_tail:  # the instructor's details only: never a page the student sees
+                record.setdefault("verify_stderr", {})[name] = verdict.stderr_tail
             if verdict.memory_limit:
                 record["conditions"].append(["memory_limit", f"the answers of {name}.ipynb, checked again, together "
                                              "reached the memory limit"])

@@ -39,6 +39,8 @@ class Verdict:
     cells: dict[str, bool] = field(default_factory=dict)  # grade_id -> all its checks passed
     messages: dict[str, str] = field(default_factory=dict)  # check name -> failure message
     error: str | None = None  # the child could not run at all (then every cell counts as failed)
+    stderr_tail: str = ""     # the child's last words when it failed: the instructor's details only (a student
+                              # could print what its answers saw of the hidden cases there, then exit)
     seconds: float = 0.0
     checks_of: dict[str, list[str]] = field(default_factory=dict)  # grade_id -> names of the checks it calls
     hidden: set[str] = field(default_factory=set)  # names of the hidden checks among them (never run in the kernel)
@@ -220,11 +222,11 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             if group is not None:
                 group.close()
         if done.message is None:
-            last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
+            verdict.stderr_tail = done.stderr.strip()[-2000:]
             raise boundary.Rejected(f"out-of-kernel verification ran over {wall_s:.0f} s" if done.timed_out else
                                     "the verification output was over its size limit" if done.over_limit else
                                     f"the verification process exited ({done.returncode}) before sending its "
-                                    f"results: {last}"[:400])
+                                    "results")
         results = boundary.check_outcomes(done.message, set(payloads), limit=OUTCOME_LIMIT)
     except boundary.Rejected as e:
         verdict.error = str(e)
@@ -251,6 +253,27 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
 
 
 # ------------------------------------------------------------------------------------ the child (untrusted)
+def _student_threads() -> str:
+    """Names of live threads (other than this one) running code from outside the installed libraries: a
+    notebook's own worker. Library threads (tqdm's monitor, a thread pool torch or IPython keeps) do not count."""
+    import threading
+
+    library = tuple({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    names = {t.ident: t.name for t in threading.enumerate()}
+    busy = []
+    for ident, frame in sys._current_frames().items():
+        if ident == threading.get_ident():
+            continue
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if not (path.startswith("<frozen") or os.path.realpath(path).startswith(library)
+                    or path.startswith(str(Path(__file__).resolve().parents[1]))):
+                busy.append(names.get(ident, f"thread {ident}"))
+                break
+            frame = frame.f_back
+    return ", ".join(busy[:3])
+
+
 def _child() -> int:
     import io
     import contextlib
@@ -317,8 +340,19 @@ def _child() -> int:
         sink.truncate()
     results = {}
     hung: dict[str, str] = {}  # exercise -> the check whose call ran over the step limit
-    for name, info in payloads.items():
+    # Every visible check runs before any hidden one: a visible check's message reaches the student's feedback,
+    # and an answer that recorded the hidden inputs it was called with could otherwise put them in it.
+    order = sorted(payloads, key=lambda n: payloads[n]["kind"] == "hidden_check")
+    for name in order:
+        info = payloads[name]
         fn = shell.user_ns.get(info["exercise"])
+        if info.get("forbidden") and (busy := _student_threads()):
+            # the rules are watched in this thread only; a thread the notebook left running could do the work
+            why = (f"a thread your notebook started ({busy}) was still running when this check ran: the rules of "
+                   "this exercise cannot be checked next to it (answers must not leave threads running)")
+            results[name] = json.dumps([{"label": c["label"], "error": why, "mutated": []}
+                                        for c in json.loads(info["payload"])["cases"]])
+            continue
         if info["exercise"] in hung:
             # as in the kernel, where the test cell stops at its first endless call: one loop costs one answer once
             why = f"StepTimeout: not run: {info['exercise']} took longer than {step} s in {hung[info['exercise']]}"

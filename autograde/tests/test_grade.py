@@ -80,6 +80,19 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     onecell = student_notebook(course, {**CORRECT, "double": CORRECT["double"] + "\n" + CORRECT["square"]})
     onecell["cells"] = [c for c in onecell["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") != "square"]
     submit(folder, "onecell", onecell)
+    # a worker thread started by another cell does the forbidden call (the run-time watch sees its own thread
+    # only): the verification refuses to judge the rule next to a running thread of the notebook's
+    worker = ("import threading, queue\nimport numpy as np\njobs, done = queue.Queue(), queue.Queue()\n"
+              "def _work():\n    while True:\n        done.put(np.square(jobs.get()))\n"
+              "threading.Thread(target=_work, daemon=True).start()\n"
+              "def square(x):\n    jobs.put(x)\n    return done.get()\n")
+    submit(folder, "worker", student_notebook(course, {**CORRECT, "square": worker}))
+    # answers that record the inputs they are called with, and a visible check that would print them: every
+    # visible check runs before any hidden one, so no hidden input reaches a message the student sees
+    leak = {**CORRECT, "double": "SEEN = []\ndef double(x):\n    SEEN.append(x)\n    return x * 2\n",
+            "square": "def square(x):\n    odd = [s for s in SEEN if not isinstance(s, (int, float))]\n"
+                      "    if odd:\n        raise ValueError(f'SEEN {odd!r}')\n    return x ** 2\n"}
+    submit(folder, "leak", student_notebook(course, leak))
     (folder / "absent" / "fx").mkdir(parents=True)
     # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
     submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
@@ -93,7 +106,7 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade"),
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
             "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade"),
-            "onecell": (3, "needs_manual_grade")}
+            "onecell": (3, "needs_manual_grade"), "worker": (2, "flagged"), "leak": (3, "needs_manual_grade")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -136,6 +149,10 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert "passed in the kernel but failed outside it" in records["forbidden"]["detail"]
     assert records["renamed"]["notes"][0] == "graded fx (1).ipynb as fx.ipynb"
     assert "answer 'double' holds the instructor notebook's solution or hidden-test markers" in records["instructor"]["flags"]
+    worker = records["worker"]["notebooks"]["fx"]["tests"][1]
+    assert worker["result"] == "failed" and "a thread your notebook started" in worker["error"]
+    leak = (out / "feedback" / "leak" / "fx" / "fx.html").read_text()
+    assert "array(" not in html.unescape(leak) and "SEEN [" not in html.unescape(leak)
 
 
 def test_no_process_outlives_its_grading(graded):
@@ -163,7 +180,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
                                             "background", "renamed", "forbidden", "markup", "moved", "instructor",
-                                            "guess", "onecell"}
+                                            "guess", "onecell", "worker", "leak"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         if page.parts[-3] == "guess":  # what the student printed is theirs; nothing else of the hidden test
@@ -250,7 +267,7 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
         grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
     done = {r["student"] for r in _rows(out2 / "grades.csv")}
     assert done == {"absent", "background", "correct", "exit", "forbidden", "guess", "instructor", "invalid",
-                    "logging", "loop", "markup"}  # sorted before 'memory'
+                    "leak", "logging", "loop", "markup"}  # sorted before 'memory'
     expected = graded[3]
     assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))
 

@@ -66,6 +66,23 @@ def _package_dirs(package: str) -> tuple[str, ...]:
     return tuple(os.path.join(os.path.realpath(d), "") for d in spec.submodule_search_locations)
 
 
+SPAWN_RULE = "a new thread or process (the checks cannot watch work done there)"
+
+
+def _spawners() -> list:
+    """The C functions every new thread or process starts through (threading, concurrent.futures, subprocess and
+    multiprocessing all end in one of them)."""
+    import _thread
+    out = [getattr(_thread, n) for n in ("start_new_thread", "start_joinable_thread", "start_new") if hasattr(_thread, n)]
+    out += [getattr(os, n) for n in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system") if hasattr(os, n)]
+    try:
+        import _posixsubprocess
+        out.append(_posixsubprocess.fork_exec)
+    except ImportError:
+        pass
+    return out
+
+
 class Watch:
     """Context manager: ``seen`` holds the rules broken by what ran inside it (see the module docstring)."""
 
@@ -93,6 +110,10 @@ class Watch:
                 elif callable(fn) and not isinstance(obj, type):
                     self.builtins[id(fn)] = name
         self.dirs = tuple(dirs)
+        if self.ops or self.codes or self.builtins or self.dirs:
+            # the watch sees this thread only: work handed to a new thread or process would escape it
+            for fn in _spawners():
+                self.builtins[id(fn)] = SPAWN_RULE
         self._mode: Any = None
         self._profile: Any = None
 
