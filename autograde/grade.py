@@ -722,6 +722,8 @@ def _finish(record: dict) -> dict:
         if (k, d) not in seen and k != "needs_manual_grade":
             seen.add((k, d))
             detail.append(d)
+    # repairs that change what was graded (a cell put back, retyped, restored): the instructor sees them here
+    detail += [n for n in record.get("notes", []) if any(w in n for w in ("put back", "graded as code", "restored as"))][:3]
     manual = [d for k, d in conds if k == "needs_manual_grade"]
     if manual:
         detail.append(f"{len(manual)} answer(s) to grade by hand")

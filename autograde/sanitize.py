@@ -87,6 +87,11 @@ def _increasing(match: dict[int, int]) -> list[tuple[int, int]]:
     return best[-1] if best else []
 
 
+def _retyped(r, c: dict) -> bool:
+    """A code answer the student turned into a raw or markdown cell (one key press in Jupyter): still the answer."""
+    return r.cell_type == "code" and bool(nbg(r).get("solution")) and c["cell_type"] in ("raw", "markdown")
+
+
 def _align(release: list, sub: list[dict]) -> dict[int, int]:
     """release cell index -> submission cell index (one to one; a moved cell keeps its place in the submission)."""
     match: dict[int, int] = {}
@@ -97,7 +102,8 @@ def _align(release: list, sub: list[dict]) -> dict[int, int]:
             sub_ids.setdefault(c["id"], []).append(j)
     for i, r in enumerate(release):
         js = sub_ids.get(r.get("id") or "", [])
-        if len(js) == 1 and sub[js[0]]["cell_type"] == r.cell_type and js[0] not in match.values():
+        if len(js) == 1 and (sub[js[0]]["cell_type"] == r.cell_type or _retyped(r, sub[js[0]])) \
+                and js[0] not in match.values():
             match[i] = js[0]
 
     def gaps():
@@ -134,6 +140,8 @@ def _align(release: list, sub: list[dict]) -> dict[int, int]:
 
     def fits(i: int, j: int) -> bool:
         """Same type, and if the release's answer defines names (``def double``), the cell defines one of them."""
+        if _retyped(release[i], sub[j]):
+            return like(i, j)[0] > 0
         return sub[j]["cell_type"] == release[i].cell_type and (like(i, j)[0] > 0 or not _DEFINES.search(release[i].source))
 
     answers = [i for i, r in enumerate(release) if nbg(r).get("solution")]
@@ -192,6 +200,14 @@ def rebuild(raw: bytes, release: nbformat.NotebookNode) -> tuple[nbformat.Notebo
             missing_after.setdefault(prev_j, []).append(i)
             notes.append(f"cell {nbg(r).get('grade_id')!r} was missing: put back from the release")
 
+    for i, j in sorted(match.items()):
+        r, c = rel[i], sub[j]
+        if _retyped(r, c):
+            notes.append(f"answer cell {nbg(r).get('grade_id')!r} was a {c['cell_type']} cell: graded as code")
+        elif (nbg(r).get("locked") and not nbg(r).get("solution") and r.cell_type == "code"
+              and _norm(HIDDEN_BLOCK.sub("", c["source"])) != _norm(r.source)):
+            notes.append(f"test cell {nbg(r).get('grade_id')!r} was edited: restored as released (code typed there "
+                         "was not run)")
     cells = []
     for i in missing_after.get(-1, []):
         cells.append(_release_copy(rel[i]))
@@ -237,7 +253,8 @@ def _merge(c: dict, r) -> nbformat.NotebookNode:
                 meta[k] = copy.deepcopy(r.metadata[k])
         if nbg(r).get("locked") and not nbg(r).get("solution"):
             source = r.source  # nbgrader restores locked cells too; doing it here keeps matching honest
-    return _new_cell(c["cell_type"], source, meta, c["id"])
+    cell_type = r.cell_type if r is not None and _retyped(r, c) else c["cell_type"]
+    return _new_cell(cell_type, source, meta, c["id"])
 
 
 # ----------------------------------------------------------------------------------------------- feedback

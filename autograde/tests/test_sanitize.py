@@ -188,3 +188,33 @@ def test_answers_written_in_one_cell_are_not_replaced_by_stubs_put_back(release)
     del sub["cells"][5]
     nb, _ = rebuild(json.dumps(sub).encode(), release)
     assert nbg(nb.cells[5]).get("grade_id") == "square" and "NotImplementedError" in nb.cells[5].source
+
+
+@pytest.mark.parametrize("strip_ids", [False, True])
+def test_an_answer_cell_turned_raw_or_markdown_is_still_graded_as_code(release, strip_ids):
+    """Red team 5: one key press in Jupyter turns an answer into a raw or markdown cell; the whole answer was
+    then lost without a word. It is graded as code, and the row says so."""
+    sub = _answered(release)
+    sub["cells"][2]["cell_type"] = "raw"
+    sub["cells"][5]["cell_type"] = "markdown"
+    for c in sub["cells"]:
+        c.pop("outputs", None), c.pop("execution_count", None)
+        if strip_ids:
+            c["metadata"] = {}
+            c["id"] = "x" + c["id"]
+    nb, notes = rebuild(json.dumps(sub).encode(), release)
+    assert [c.cell_type for c in nb.cells] == [c.cell_type for c in release.cells]
+    assert nb.cells[2].source.endswith("return 2 * x\n") and nb.cells[5].source.endswith("return x ** 2\n")
+    assert any("'double' was a raw cell: graded as code" in n for n in notes), notes
+
+
+def test_code_typed_into_a_locked_test_cell_is_named_when_the_cell_is_restored(release):
+    sub = _answered(release)
+    test = next(i for i, c in enumerate(release.cells) if nbg(c).get("grade") and not nbg(c).get("solution")
+                and c.cell_type == "code")
+    sub["cells"][test]["source"] = "def helper():\n    return 1\n" + sub["cells"][test]["source"]
+    nb, notes = rebuild(json.dumps(sub).encode(), release)
+    assert nb.cells[test].source == release.cells[test].source
+    assert any("was edited: restored as released" in n for n in notes), notes
+    _, untouched = rebuild(json.dumps(_answered(release)).encode(), release)
+    assert not any("restored as released" in n for n in untouched)
