@@ -142,6 +142,8 @@ def _main() -> int:
         return reply({"status": "invalid_notebook", "detail": "its JSON is nested too deeply to be a notebook"})
     except (InvalidNotebook, nbformat.ValidationError) as e:
         return reply({"status": "invalid_notebook", "detail": str(e)[:1000] or type(e).__name__})
+    except UnicodeError as e:  # a lone surrogate ("\ud800") is valid JSON but no text: it cannot be written out
+        return reply({"status": "invalid_notebook", "detail": f"its text is not valid Unicode ({e.reason})"})
     flags: list[str] = []
     if job.get("scan"):
         from autograde.scan import scan_notebook

@@ -47,6 +47,16 @@ def test_unreadable_notebooks_are_invalid_with_a_reason(known, raw, why):
     assert got.status == "invalid_notebook" and why in got.detail, got
 
 
+def test_a_lone_surrogate_is_named_as_such(known):
+    """Red team 5: JSON may hold "\\ud800", which is no text; it read "too large or too complex to grade"."""
+    course, fp = known
+    a = REAL_ASSIGNMENTS[0]
+    nb = json.loads(course.release_notebook(a, a).read_text())
+    nb["cells"][0]["source"] = "lone \ud800 surrogate"
+    got = intake(json.dumps(nb).encode(), course.release_notebook(a, a).read_text(), a, fp)
+    assert got.status == "invalid_notebook" and "not valid Unicode" in got.detail, got
+
+
 def test_a_huge_cell_costs_bounded_time_and_memory(known):
     """A 4 MB cell once made the grader's own process take 2 GB in the scan: now a limited child reads it."""
     course, fp = known
