@@ -135,3 +135,21 @@ def test_an_answer_that_switches_the_watch_off_is_seen_doing_so():
         torch.softmax(x, -1)
     assert any("switching off" in r for r in watch.seen), watch.seen
     assert sys.getprofile() is None  # the watch restored what was there before it
+
+
+def test_watching_operators_does_not_import_torch_dynamo():
+    """The watch costs no import: torch wraps a dispatch mode's handler in torch._dynamo.disable unless the mode
+    says not to, and the first call then imports torch._dynamo (~800 modules, 1.6-1.9 s per checking process,
+    twice per student-notebook). Control: a mode that keeps torch's default does import it."""
+    import subprocess
+    import sys
+    probe = ("import sys, torch\nfrom course_lib.checks.trace import Watch\nw = Watch(ops=['_softmax'])\n"
+             "with w:\n    torch.softmax(torch.ones(3), 0)\n"
+             "print(sorted(w.seen), 'torch._dynamo' in sys.modules)\n")
+    control = ("import sys, torch\nfrom torch.utils._python_dispatch import TorchDispatchMode\n"
+               "class M(TorchDispatchMode):\n    def __torch_dispatch__(self, f, t, a=(), k=None):\n"
+               "        return f(*a, **(k or {}))\n"
+               "with M():\n    torch.softmax(torch.ones(3), 0)\nprint('torch._dynamo' in sys.modules)\n")
+    run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, timeout=120)
+    assert run([sys.executable, "-c", probe]).stdout.split("\n")[0] == "[\"torch's softmax kernel\"] False"
+    assert run([sys.executable, "-c", control]).stdout.strip() == "True"

@@ -145,6 +145,12 @@ class Watch:
             watch = self
 
             class _Ops(TorchDispatchMode):
+                @classmethod
+                def _should_skip_dynamo(cls) -> bool:
+                    # torch wraps a mode's handler in torch._dynamo.disable unless told not to; its first call
+                    # imports torch._dynamo (~800 modules, 1.6-1.9 s on this CPU, in every process that checks)
+                    return False
+
                 def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                     name = func.overloadpacket.__name__
                     if name in watch.ops:
