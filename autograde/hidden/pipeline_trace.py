@@ -115,6 +115,7 @@ CHECKS = [
           contract=Contract(number=True),
           hint="tokens / words, with words = text.split()."),
     Check("embedding_layer_hidden", "run_embedding_layer", _embedding_cases, embedding_compare,
+          contract=Contract(meta=True),
           hint="any batch size, T up to max_seq_len: print both terms' shapes for a batch of 3; "
                "positions 0 .. T-1 in every row."),
     Check("embedding_bytes_hidden", "embedding_bytes", _memory_cases, same_number(diagnoses=BYTES_DIAGNOSES),

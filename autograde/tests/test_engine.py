@@ -257,3 +257,35 @@ def test_called_twice_allows_rounding_noise_but_not_a_different_answer():
     ids = itertools.cycle([0, 1])
     chk_ids = Check("ids", "ids", lambda: [Case((0,), label="i", expected=0)], allclose())
     assert not evaluate(chk_ids, lambda x: next(ids), raise_on_fail=False, quiet=True).passed
+
+
+def test_the_meta_case_is_as_strict_about_devices_as_a_gpu():
+    """A tensor made on the CPU where the text says "on the input's device" gives the right numbers on a CPU
+    and an error on a GPU. `meta` kernels accept the mix, so the meta case runs under a mode that refuses what
+    CUDA refuses (a CPU tensor with dimensions beside the input's device) and allows what CUDA allows (CPU
+    scalars, i.e. 0-dim tensors; copies between devices; indexing with CPU indices). The two that fail are the
+    two that CUDA's rules refuse (not run on a GPU here: none was lent; see docs/NEXT.md)."""
+    from course_lib.checks.engine import Contract
+
+    def cases():
+        x = torch.arange(6.0).reshape(2, 3)
+        return [Case((x,), label="x", expected=x + torch.arange(3.0))]
+
+    chk = Check("add_positions", "add_positions", cases, allclose(), contract=Contract(meta=True))
+    honest = {
+        "on the input's device": lambda x: x + torch.arange(x.shape[-1], device=x.device, dtype=x.dtype),
+        "a CPU scalar beside it": lambda x: (x + torch.arange(x.shape[-1], device=x.device)) * torch.tensor(1.0),
+        "made on the CPU, then moved": lambda x: x + torch.arange(x.shape[-1], dtype=x.dtype).to(x.device),
+        "indexed with CPU indices": lambda x: x[:, torch.arange(x.shape[-1])] + torch.arange(x.shape[-1], device=x.device),
+    }
+    wrong = {
+        "made on the CPU": lambda x: x + torch.arange(x.shape[-1]),
+        "a CPU vector of one element": lambda x: x + torch.arange(x.shape[-1], device=x.device) + torch.zeros(1),
+    }
+    for name, fn in honest.items():
+        assert evaluate(chk, fn, raise_on_fail=False, quiet=True).passed, name
+    for name, fn in wrong.items():
+        r = evaluate(chk, fn, raise_on_fail=False, quiet=True)
+        assert not r.passed and "same device" in r.message, name
+    # the numbers alone pass: only the meta case tells them apart
+    assert evaluate(Check("p", "p", cases, allclose()), wrong["made on the CPU"], raise_on_fail=False, quiet=True).passed

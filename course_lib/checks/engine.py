@@ -49,6 +49,7 @@ Rules for check authors:
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import importlib
 import json
@@ -890,6 +891,39 @@ def _aliasing(values: list, args: Sequence, kwargs: dict, pristine_args: Sequenc
     return out
 
 
+# Operators that take tensors on two devices on a GPU too: copies between devices, and indexing a GPU tensor
+# with CPU indices (x[idx]). Everything else refuses a CPU tensor with dimensions beside a GPU one.
+_CROSS_DEVICE_OK = frozenset({"_to_copy", "copy_", "_copy_from", "_copy_from_and_resize", "lift_fresh",
+                              "lift_fresh_copy", "index", "index_put", "index_put_", "_index_put_impl_", "detach",
+                              "alias", "clone"})
+
+
+def _same_device_mode() -> Any:
+    """A dispatch mode that makes the `meta` device as strict as a GPU: an operator given a meta tensor and a CPU
+    tensor with dimensions raises, as CUDA does (`meta` kernels accept the mix, so a tensor made on the CPU where
+    the text says "on the input's device" would go unseen on a machine without a GPU). CPU 0-dim tensors (scalars)
+    are allowed beside any device, as on a GPU."""
+    torch = _torch()
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class SameDevice(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            return False  # see course_lib.checks.trace: torch's default wrapper imports torch._dynamo
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func.overloadpacket.__name__ not in _CROSS_DEVICE_OK:
+                ts = [t for t in _tensors([args, kwargs]) if isinstance(t, torch.Tensor)]
+                if any(t.device.type == "meta" for t in ts) and any(t.device.type == "cpu" and t.dim() > 0 for t in ts):
+                    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                       f"devices, meta and cpu! ({func.overloadpacket.__name__}: a tensor made on "
+                                       "the CPU met the inputs' device; on a GPU this call fails the same way)")
+            return func(*args, **kwargs)
+
+    return SameDevice()
+
+
 def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> Outcome:
     fresh: dict = {}
     pristine_args, pristine_kwargs = case.args, case.kwargs
@@ -907,7 +941,10 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
                 fresh = {}
                 args = _resolve(copy.deepcopy(pristine_args), fresh)
                 kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
-            with _StepCounter(case.count_steps) as counter:
+            strict = (_same_device_mode() if torch is not None and any(
+                getattr(t, "device", None) is not None and t.device.type == "meta" for t in _tensors([args, kwargs]))
+                else contextlib.nullcontext())
+            with _StepCounter(case.count_steps) as counter, strict:
                 if watch is None:
                     values.append(fn(*args, **kwargs))
                 else:
