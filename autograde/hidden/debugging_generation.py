@@ -162,6 +162,20 @@ def _pf_cases() -> list[Case]:
     return cases
 
 
+PF_SMALL, PF_LARGE = "cost: V = 50, two rows of 8 ids", "cost: V = 5000, two rows of 800 ids"
+
+
+def _pf_cost() -> list[Case]:
+    """The text: "no Python loop over the vocabulary or over the history": the same work, in lines run, for a
+    vocabulary 100 times larger and a history 100 times longer (blind class 7 looped over the history)."""
+    g = torch.Generator().manual_seed(42)
+    kw = {"presence": 0.5, "frequency": 0.25, "prompt_len": 3}
+    return [Case((torch.randn(2, 50, generator=g), torch.randint(0, 50, (2, 8), generator=g)), kw, label=PF_SMALL,
+                 count_steps=True, compare=logits_match(rtol=1e-6, atol=1e-5)),
+            Case((torch.randn(2, 5000, generator=g), torch.randint(0, 5000, (2, 800), generator=g)), kw,
+                 label=PF_LARGE, count_steps=True, compare=logits_match(rtol=1e-6, atol=1e-5))]
+
+
 # ------------------------------------------------------------------------------------------ exercise 4
 def _ngram_cases() -> list[Case]:
     g, cases = _g(505), []
@@ -212,8 +226,8 @@ CHECKS = [
     Check("repetition_penalty_hidden", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
           contract=Contract(meta=True),
           hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
-    Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-5),
-          contract=Contract(meta=True),
+    Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", lambda: _pf_cases() + _pf_cost(),
+          logits_match(rtol=1e-6, atol=1e-5), contract=Contract(meta=True, cost=(PF_SMALL, PF_LARGE, 2.0)),
           hint="counts over the generated ids only, per row; bf16, -inf and negative penalties: compute in float32 "
                "and return the input's dtype."),
     Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams",

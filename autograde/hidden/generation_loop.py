@@ -79,6 +79,11 @@ def _gen_cases() -> list[Case]:
     # the step receives the [B, V] logits of all rows at once (a step that reads across rows shows it)
     cases.append(Case((lm, [[5, 17], [200, 3, 99, 41, 7], [1, 2, 3]], 4, Resource("nb04_coupled_step")),
                       label="a step that reads the whole batch: called once per token on [B, V]"))
+    # ... also after a row has finished: row 0 ends at EOS 31 after one token, rows 1 and 2 run on; under a step
+    # that treats each row by its place in the batch, a loop that hands the step only the running rows renumbers
+    # them (blind class 7). The step never reads a finished row's logits, which differ between correct loops.
+    cases.append(Case((lm, [[5, 17], [200, 3, 99, 41, 7], [1, 2, 3]], 6, Resource("nb04_ranked_step")),
+                      dict(eos_id=31), label="a step that numbers the rows, row 0 done first: still all B rows"))
     # cost the text states: "stop the loop early when every row has finished" (the model counts its calls)
     cases.append(Case((Resource("nb04_next_id_lm_3calls"), [[3]], 10, g), dict(eos_id=6),
                       label="every row done after 3 tokens of 10 allowed: no 4th model call"))

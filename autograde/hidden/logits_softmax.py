@@ -111,13 +111,28 @@ def _logprob_cases() -> list[Case]:
     cases = [Case((model, tok, t), label=f"SmolLM2, {t!r}") for t in _TEXTS]
     cases += [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), "2 3"),
                    label="next-id toy model, shortest scorable text '2 3'")]
+    # the text: "run the model under torch.no_grad()" (same numbers either way: a toy model that refuses autograd)
+    cases += [Case((Resource("nb02_next_id_lm_nograd"), Resource("nb02_id_tokenizer"), "2 3 4 0"),
+                   label="next-id toy model that refuses to run with autograd on, '2 3 4 0'")]
     cases += raises_case("ValueError", model, tok, "", label="empty text: must raise ValueError")
     return cases
+
+
+# 141 tokens of nonsense: log-probability -828 in total, below -709.8, where exp(-sum) overflows a float64; the
+# text's exp(-mean) is 371 (a blind class's exp(-sum) ** (1 / (n - 1)) raised OverflowError only here)
+_IMPROBABLE = ("Colourless turbines negotiate with purple yesterday; seventeen lighthouses hum algebra while the "
+               "marmalade parliament votes to abolish Thursdays. Meanwhile, a cautious violin borrows eleven umbrellas "
+               "from the moon, and every spreadsheet in Lisbon quietly learns to whistle in hexadecimal. Granite "
+               "pancakes apologise to the barometer; a committee of sleepy glaciers drafts sonnets about plumbing, "
+               "and the octopus notary stamps each cloud twice before lunch. Nobody in Reykjavik remembers why the "
+               "teaspoons unionised. Forty velvet tractors audit the rainbow for rounding errors, whereupon a bashful "
+               "volcano knits spreadsheets for the penguins of Ulaanbaatar and sells its echoes to a bakery.")
 
 
 def _perplexity_cases() -> list[Case]:
     model, tok = Resource("smollm2_fp32"), Resource("smollm2_tokenizer")
     return ([Case((model, tok, t), label=f"SmolLM2, {t!r}") for t in _TEXTS]
+            + [Case((model, tok, _IMPROBABLE), label="SmolLM2, 141 tokens of nonsense (log-prob -828 in all)")]
             + [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), "6 7 0 3"),
                     label="next-id toy model, '6 7 0 3'")])
 

@@ -144,6 +144,20 @@ def _sample_cases() -> list[Case]:
     tiny = torch.tensor([1 - 3e-4, 1e-4, 1e-4, 1e-4], dtype=torch.float64)
     cases.append(Case((tiny.expand(4000, 4).clone(), Generator(304)), label="[1 - 3e-4, 1e-4 x 3], 4000 rows",
                       expected=tiny.expand(4000, 4).clone()))
+    # The text's two details, at the edges where they matter. Rows sum to 1 - 2^-23 (float32 rounding: the text's
+    # 0.99999994 is one step closer), the first and last tokens have probability 0, and each generator seed was
+    # found by a search over seeds (autograde/tests/test_sample_edges.py holds each one's value) so that its
+    # stream of 4000 uniforms holds the one value that exposes a mistake:
+    #   u = 1 - 2^-24 (float32) or u > 1 - 2^-23 (float64), above the unscaled total: "first c_i > u" finds none,
+    #   and an answer that does not scale u by the total returns V or, clamped, the last (zero) token;
+    #   u = 0 exactly (float32): "first c_i >= u" (searchsorted's default right=False) returns token 0, whose
+    #   probability is 0; the text's "first c_i > u" skips it.
+    edge = torch.tensor([0.0, 0.5, 0.25, 0.125, 0.0625, 0.0625 - 2.0**-23, 0.0, 0.0], dtype=torch.float32)
+    for seed, what in [(2918, "float32 u = 1 - 2^-24 at row 3237"), (286, "float64 u > 1 - 2^-23 at row 1678"),
+                       (2313, "float32 u = 0 at row 3997")]:
+        rows = edge.expand(4000, 8).clone()
+        cases.append(Case((rows, Generator(seed)), label=f"[4000, 8] rows summing to 1 - 2^-23, p = 0 first and last; "
+                          f"seed {seed}: {what}", expected=rows.clone()))
     ff = FALSE_FAIL / len(cases)
     return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
 
@@ -320,6 +334,16 @@ def _pipeline_cases() -> list[Case]:
     rows = torch.stack([log_probs([0.4, 0.3, 0.2, 0.1]), log_probs([0.1, 0.2, 0.4, 0.3])])
     cases.append(Case((rows,), {"top_k": 2, "top_p": 0.55}, label="top-k=2 then top-p=0.55 on [.4, .3, .2, .1] (two orders)",
                       compare=filtered(rtol=1e-6)))
+    # Temperature before top-k: in half precision, dividing by T can round two neighbouring logits to one value,
+    # and top-k keeps ties, so top-k=1 then keeps two; top-k first would keep one (blind class 7). Both pairs sit
+    # well inside one rounding cell after the division (>= 1e-4 from its edges), so any once-rounded division
+    # (x / T, x * (1 / T) in float32) gives the same tie.
+    for dtype, a, b in [(torch.bfloat16, 1.9921875, 1.984375), (torch.float16, 2 - 2**-10, 2 - 2**-9)]:
+        x = torch.tensor([[a, b, 0.5, -1.0], [-1.0, 0.5, b, a]], dtype=dtype)
+        tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3}[dtype]
+        cases.append(Case((x,), {"temperature": 1.9, "top_k": 1},
+                          label=f"{str(dtype).removeprefix('torch.')} neighbours {a} and {b}, T=1.9 then top-k=1 "
+                                "(the division ties them: both kept)", compare=filtered(rtol=tol)))
     return cases
 
 

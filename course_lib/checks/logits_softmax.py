@@ -67,6 +67,15 @@ def next_id_lm() -> BigramLM:
     return BigramLM(table)
 
 
+class NoGradBigramLM(BigramLM):
+    """The next-id toy model, refusing to run with autograd on (the text: "run the model under torch.no_grad()")."""
+
+    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
+        if torch.is_grad_enabled():
+            raise RuntimeError("the model ran with gradients enabled: run it inside torch.no_grad()")
+        return super().forward(idx, **kwargs)
+
+
 @functools.lru_cache(maxsize=1)
 def _smollm2():
     from course_lib import load_model
@@ -80,6 +89,7 @@ register_resource("smollm2_tokenizer", lambda: _smollm2()[1])
 register_resource("nb02_uniform_lm", uniform_lm)
 register_resource("nb02_next_id_lm", next_id_lm)
 register_resource("nb02_id_tokenizer", ToyTokenizer)
+register_resource("nb02_next_id_lm_nograd", lambda: NoGradBigramLM(next_id_lm().table.data))
 
 # Hugging Face transformers 5.24 on the same GGUF file (SmolLM2-135M-Instruct.Q4_1, float32, CPU), with
 # ids from course_lib's tokenizer: sum_logprob = -loss * (n - 1) and ppl = exp(loss) for

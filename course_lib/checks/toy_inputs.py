@@ -59,3 +59,16 @@ def coupled_step(logits: torch.Tensor) -> torch.Tensor:
 
 
 register_resource("nb04_coupled_step", lambda: coupled_step)
+
+
+def ranked_step(logits: torch.Tensor) -> torch.Tensor:
+    """A step that treats each row by its place in the batch: row r takes its (r + 1)-th most likely token.
+    A row's choice depends on its own logits and its index only (never on a finished row's logits, which
+    differ between correct loops), so a loop that hands the step only the running rows ([B_running, V])
+    renumbers them and changes what they get."""
+    B = logits.shape[0]
+    ranked = torch.topk(logits, B, dim=-1).indices  # (B, B): each row's B most likely ids, best first
+    return ranked[torch.arange(B, device=logits.device), torch.arange(B, device=logits.device)]
+
+
+register_resource("nb04_ranked_step", lambda: ranked_step)

@@ -1,0 +1,12 @@
+"""Written by a blind honest student (class 7, h01_alt2), who never saw the reference: must get full marks."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+TARGET = "causal_mask"
+
+
+def causal_mask(T: int) -> torch.Tensor:
+    """Bool [T, T]: True where query i may attend to key j, i.e. j <= i."""
+    return ~torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)

@@ -1,0 +1,14 @@
+"""Written by a blind honest student (class 7, h02_alt3), who never saw the reference: must get full marks."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+TARGET = "entropy"
+
+
+def entropy(probs: torch.Tensor) -> torch.Tensor:
+    """Shannon entropy in nats along the last dim, with 0 * log 0 = 0."""
+    p = probs.to(torch.float64)
+    h = -(p * p.clamp_min(torch.finfo(torch.float64).tiny).log()).sum(-1)
+    return h.to(probs.dtype)
