@@ -311,8 +311,9 @@ class Grader:
         record["notes"] = renamed + record["notes"]
         record["fingerprint"] = fingerprint
         record["changed_answers"] = _changed_answers(detail_path, record)
-        timing = {"wall_s": round(time.monotonic() - t0, 2), "cpu_s": round(record.pop("cpu_s", 0.0), 2),
-                  **record.pop("worker_seconds", {})}
+        # wall_s: the whole grading; kernel and verify: the two sandboxes' wall; startup, autograde and feedback:
+        # nbgrader's trusted pass, step by step, and trusted_pass_cpu its CPU seconds
+        timing = {"wall_s": round(time.monotonic() - t0, 2), **record.pop("worker_seconds", {})}
         write_atomic(detail_path, dump_json(record))
         with self._lock:
             line = json.dumps({"student": job.student, "assignment": job.assignment, **timing})
@@ -324,7 +325,7 @@ class Grader:
         maxes = self._max_scores(job.assignment)
         max_score = sum(sum(v.values()) for v in maxes.values())
         record = {"student": job.student, "assignment": job.assignment, "max_score": max_score, "score": 0.0,
-                  "conditions": list(unreadable), "notes": [], "notebooks": {}, "cpu_s": 0.0}
+                  "conditions": list(unreadable), "notes": [], "notebooks": {}}
         if not self.limits.sandbox:
             record["conditions"].append(["unsandboxed", "graded with --no-sandbox: the student's code ran as the "
                                          "grader, could read everything the grader can, and was not contained"])
@@ -406,7 +407,8 @@ class Grader:
                             record["conditions"].append(["memory_limit", f"the processes of {name}.ipynb together "
                                                          "reached the memory limit"])
                         group.close()
-                record["cpu_s"] += done.seconds
+                record.setdefault("worker_seconds", {})["kernel"] = round(
+                    record.get("worker_seconds", {}).get("kernel", 0) + done.seconds, 2)
                 if done.timed_out:
                     record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached "
                                                  f"while running {name}.ipynb"])
@@ -487,7 +489,7 @@ class Grader:
         (work / "job.json").write_text(json.dumps(job_spec))
         allowed = max(deadline - time.monotonic(), TRUSTED_PASS_MIN_S)
         rc, cpu = _run_worker(work, self._env(work), time.monotonic() + allowed)
-        record["cpu_s"] += cpu
+        record.setdefault("worker_seconds", {})["trusted_pass_cpu"] = round(cpu, 2)
         if rc is None:
             record["conditions"].append(["timeout", f"nbgrader's pass over the notebook took longer than the "
                                          f"{allowed:.0f} s left of the wall-clock limit; it was stopped"])
