@@ -109,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         elif sandbox.unavailable():
             print(f"autograde: cannot grade safely: {sandbox.unavailable()}", file=sys.stderr)
             return 2
+        else:
+            from autograde.grade import slot_problem
+            if why := slot_problem():
+                print(f"autograde: cannot grade safely: {why}", file=sys.stderr)
+                return 2
         limits = Limits(wall_s=args.wall_s, memory_bytes=int(args.memory_gb * (1 << 30)),
                         cell_timeout=args.cell_timeout, sandbox=not args.no_sandbox)
         if args.cluster:

@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 
 from autograde.course import Course, dump_json, is_grade, nbg, write_atomic
-from autograde.grade import Grader, Job, Limits, find_jobs, write_csv
+from autograde.grade import Grader, Job, Limits, find_jobs, shown, write_csv
 
 CORES, MEMORY = "cores", "memory"  # names of the Dask worker resources a grading task asks for
 RETRIES = 1  # reruns of a task whose code raised (the grading itself records student failures, not raises)
@@ -275,7 +275,7 @@ def grade_on_cluster(course: Course, submissions: Path, out: Path, cluster, limi
             if rec.get("cluster_failure"):  # so that export() and formgrader's merge see the row too
                 write_atomic(g.out / "details" / job.student / f"{job.assignment}.json", dump_json(rec))
             records[(job.student, job.assignment)] = rec
-            log(f"{job.student}/{job.assignment}: {rec['status']} {rec['score']:g}/{rec['max_score']:g}")
+            log(f"{shown(job.student)}/{shown(job.assignment)}: {rec['status']} {rec['score']:g}/{rec['max_score']:g}")
             if time.monotonic() - last_csv > CSV_EVERY_S:
                 write_csv(g.out / "grades.csv", records.values())
                 last_csv = time.monotonic()

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -103,16 +104,60 @@ def _kill_tree(pid: int) -> None:
             pass
 
 
+def shown(name: str) -> str:
+    """A folder name as a terminal may print it: control characters (escape sequences, newlines that would
+    forge a line of the log) written as \\xNN, as red team 6 asked."""
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in name)
+
+
+def _slot_folder(base: Path | None = None) -> Path:
+    """The folder of the slot locks: one per user and machine, so that every grading run of that user agrees.
+
+    Root uses /run (only root may create there); another user its XDG_RUNTIME_DIR, else a folder in the temp
+    directory named after its uid. A folder that is not a real directory owned by this user and closed to others
+    is refused: another local user could have made it, filled with links that root's grader would then follow
+    (red team 6 had root empty a file that way) or with locks this user cannot take."""
+    uid = os.geteuid()
+    run = Path("/run")
+    if base is not None:
+        pass
+    elif uid == 0 and run.is_dir() and os.access(run, os.W_OK):
+        base = run
+    elif uid != 0 and os.environ.get("XDG_RUNTIME_DIR") and os.path.isdir(os.environ["XDG_RUNTIME_DIR"]):
+        base = Path(os.environ["XDG_RUNTIME_DIR"])
+    else:
+        base = Path(tempfile.gettempdir())
+    folder = base / f"autograde-slots-{uid}"
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
+        raise RuntimeError(f"{folder} (where grading runs share their sandbox slots) is not a folder that only "
+                           f"this user owns and can write: someone else may have made it; remove it and grade again")
+    return folder
+
+
+def slot_problem() -> str | None:
+    """None if this user's slot folder is usable, else why not (one line, before anything is written)."""
+    try:
+        _slot_folder()
+    except (RuntimeError, OSError) as e:
+        return str(e)
+    return None
+
+
 class _Slot:
     """A sandbox slot (hence a uid) held by one job on this machine: a lock file, so processes agree too."""
 
     def __init__(self):
         import fcntl
-        folder = Path(tempfile.gettempdir()) / "autograde-slots"
-        folder.mkdir(mode=0o700, exist_ok=True)
+        folder = _slot_folder()
         while True:
             for n in range(SLOTS):
-                f = open(folder / f"{n}.lock", "w")
+                fd = os.open(folder / f"{n}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                f = os.fdopen(fd, "r+")
                 try:
                     fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
@@ -613,7 +658,8 @@ class Grader:
             with self._lock:
                 records[(job.student, job.assignment)] = rec
                 write_csv(self.out / "grades.csv", records.values())
-                self.log(f"{job.student}/{job.assignment}: {rec['status']} {rec['score']:g}/{rec['max_score']:g}")
+                self.log(f"{shown(job.student)}/{shown(job.assignment)}: {rec['status']} {rec['score']:g}/"
+                         f"{rec['max_score']:g}")
 
         if workers <= 1:
             for j in jobs:
@@ -777,6 +823,8 @@ def grade(course: Course, submissions: Path, out: Path, workers: int = 1, limits
     g = Grader(course, out, limits, log)
     if limits.sandbox and sandbox.unavailable():  # refuse before anything is written
         raise RuntimeError(f"cannot grade safely: {sandbox.unavailable()}")
+    if limits.sandbox and (why := slot_problem()):
+        raise RuntimeError(f"cannot grade safely: {why}")
     g.out.mkdir(parents=True, exist_ok=True)
     g.prepare(assignments)
     records = g.run(jobs, workers=workers, force=force)

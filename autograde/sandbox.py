@@ -7,7 +7,9 @@
   Python installation (read-only), and the files the caller names (read-only). Nothing of the host is
   writable: /tmp and $HOME are private tmpfs folders of a fixed size, and what the sandbox produces leaves it
   only through its standard output, read by the grader with a size cap and a deadline (autograde.boundary);
-- as an unprivileged user with no capabilities and rlimits on address space, processes, file size and CPU.
+- as an unprivileged user with no capabilities and rlimits on address space, processes, file size and CPU;
+- under a seccomp filter that refuses the kernel key store (add_key, request_key, keyctl), the one piece of
+  kernel state shared across these namespaces that a sandbox could write and a later one read.
 
 Two ways to be an unprivileged user of its own, chosen by who the grader is:
 - the grader is root: bubblewrap builds the mounts as root, then `setpriv` drops to uid 61000 + slot (one uid
@@ -231,6 +233,54 @@ def _under_system(path: Path) -> bool:
     return any(str(path) == d or str(path).startswith(d + "/") for d in SYSTEM_DIRS)
 
 
+# The kernel's key store (add_key, request_key, keyctl) is not divided by any namespace bubblewrap makes: a key
+# that one sandbox's uid stores outlives the sandbox and another can read it (red team 6 passed one student's
+# answers to a later student's answers that way). No course code needs it, so the sandbox may not call it: a
+# seccomp filter (classic BPF, bwrap --seccomp) answers those three calls, and any call made through another
+# architecture's numbering (x32, i386), with EPERM.
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}
+BLOCKED_SYSCALLS = ("add_key", "request_key", "keyctl")  # in the order of _SECCOMP_ARCH's numbers
+
+
+def seccomp_program(machine: str | None = None) -> bytes | None:
+    """The filter for this machine's architecture (struct sock_filter, little-endian), None where unknown."""
+    import platform
+    import struct
+    machine = machine or platform.machine()
+    if machine not in _SECCOMP_ARCH:
+        return None
+    arch, numbers = _SECCOMP_ARCH[machine]
+    LD_ABS, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+    ALLOW, DENY = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW; SECCOMP_RET_ERRNO | EPERM
+    body = [(LD_ABS, 4, "k"), (JEQ, arch, "else deny"), (LD_ABS, 0, "k")]  # seccomp_data.arch, then .nr
+    if machine == "x86_64":
+        body.append((JGE, 0x40000000, "then deny"))  # the x32 numbering
+    body += [(JEQ, n, "then deny") for n in numbers] + [(RET, ALLOW, "k"), (RET, DENY, "k")]
+    deny = len(body) - 1
+    out = b""
+    for i, (code, k, how) in enumerate(body):
+        to_deny = deny - (i + 1)
+        jt, jf = (to_deny, 0) if how == "then deny" else (0, to_deny) if how == "else deny" else (0, 0)
+        out += struct.pack("<HBBI", code, jt, jf, k)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _seccomp_file() -> str | None:
+    """The filter, written once per grader process to a file of its own (bwrap reads it from a descriptor)."""
+    import tempfile
+    program = seccomp_program()
+    if program is None:
+        return None
+    folder = tempfile.mkdtemp(prefix="autograde-seccomp-")
+    os.chmod(folder, 0o711)  # a non-root grader's test launches sandboxes as another user: it must open the file
+    path = os.path.join(folder, "filter.bpf")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
+    with os.fdopen(fd, "wb") as f:
+        f.write(program)
+    return path
+
+
 def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), slot: int = 0,
          env: dict[str, str] | None = None, userns: bool | None = None) -> list[str]:
     """The command that runs argv in a sandbox (see the module docstring).
@@ -245,6 +295,10 @@ def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), sl
     root = mode() == "root" if userns is None else not userns
     cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-net", "--unshare-cgroup-try"]
+    seccomp = _seccomp_file()
+    if seccomp is not None:
+        # bwrap loads the filter from descriptor 9 and closes it before it starts argv
+        cmd = ["sh", "-c", 'exec 9<"$0" && exec "$@"', seccomp, *cmd, "--seccomp", "9"]
     if root:
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
     else:

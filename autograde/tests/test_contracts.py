@@ -346,3 +346,30 @@ def test_switching_the_run_time_checks_off_and_on_again_breaks_a_rule_by_text():
         assert any("switches off the checks" in v.message() for v in found), src
     honest = "import sys\ndef f(x):\n    print(sys.version_info, sys.getprofile() is None)\n    return x\n"
     assert violations(honest, ["course_lib.checks.*"]) == []
+
+
+def test_code_run_from_a_string_anywhere_in_the_notebook_breaks_the_rule():
+    """Red team 7's notebook: a cell of its own ran exec(base64.b64decode(...)), which defined a softmax that
+    switched the watch off; the answer only called it by a name no text binds. The grader's reading now refuses
+    code run from a string anywhere in the notebook, and the notebook's live reading refuses a function that has
+    no text (made from a string). Controls: the same notebook without that cell has nothing to read as a rule
+    break (the name is simply unbound), and an honest notebook that uses neither is clean."""
+    import base64
+
+    payload = base64.b64encode(b"import torch\n_SMX = lambda z: torch.softmax(z, -1)\n").decode()
+    cells = ["import base64\nimport torch\n", f"exec(base64.b64decode('{payload}'))\n",
+             "def softmax(logits):\n    return _SMX(logits)\n"]
+    text = notebook_violations(cells, "softmax", SOFTMAX_FORBIDDEN)
+    assert [v.function for v in text] == ["code cell 2"] and "exec()" in text[0].rule
+    assert "line 1 of code cell 2: `exec(" in text[0].message()
+    assert notebook_violations([cells[0], cells[2]], "softmax", SOFTMAX_FORBIDDEN) == []
+    namespace: dict = {"__name__": "__main__"}
+    for i, cell in enumerate(cells):
+        code = compile(cell, f"<cell{i}>", "exec")
+        linecache.cache[f"<cell{i}>"] = (len(cell), None, cell.splitlines(True), f"<cell{i}>")
+        exec(code, namespace)
+    live = function_violations(namespace["softmax"], SOFTMAX_FORBIDDEN)
+    assert [v.code for v in live] == ["<lambda>"] and "made from a string" in live[0].rule
+    honest = ["import torch\n", "def softmax(logits):\n    z = (logits - logits.amax(-1, keepdim=True)).exp()\n"
+              "    return z / z.sum(-1, keepdim=True)\n"]
+    assert notebook_violations(honest, "softmax", SOFTMAX_FORBIDDEN) == []

@@ -271,3 +271,46 @@ def test_userns_refusal_names_what_to_enable(monkeypatch):
     monkeypatch.setattr(sandbox, "_userns_works", lambda: "setting up uid map: Permission denied")
     why = sandbox.unavailable()
     assert "\n" not in why and "unprivileged_userns_clone" in why and "Permission denied" in why
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_kernel_key_store_is_closed_to_the_sandbox(mode, monkeypatch):
+    """Keys live outside every namespace bwrap makes: a key one sandbox's uid stored outlived it and a later
+    sandbox read it (red team 6 passed answers from one student to another). The filter answers add_key,
+    request_key and keyctl with EPERM. Control: the same calls work outside the sandbox (nothing else stops
+    them), and an ordinary call works inside."""
+    probe = """
+        import ctypes, os, platform
+        nr = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        k = libc.syscall(nr[0], b"user", b"rt6-probe", b"secret", 6, ctypes.c_long(-2))  # add_key to the user keyring
+        e1 = ctypes.get_errno()
+        if k > 0:
+            libc.syscall(nr[1], 21, ctypes.c_long(k))  # KEYCTL_INVALIDATE: leave nothing behind
+        r = libc.syscall(nr[1], 0, ctypes.c_long(-3), 0)  # KEYCTL_GET_KEYRING_ID of the session keyring
+        print(k > 0, os.strerror(e1) if k <= 0 else "", r >= 0, os.getpid() > 0)
+    """
+    r = run(mode, probe)
+    assert r.stdout.split() == ["False", "Operation", "not", "permitted", "False", "True"], r.stderr
+    control = subprocess.run([sys.executable, "-c", textwrap.dedent(probe)], capture_output=True, text=True, timeout=60)
+    assert control.stdout.split() == ["True", "True", "True"], control.stderr
+    monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)  # the namespaces alone do not close it
+    assert run(mode, probe).stdout.split() == ["True", "True", "True"]
+
+
+def test_the_filter_refuses_other_architectures_numbering():
+    """x86_64's filter sends x32 calls (nr | 0x40000000) and any other architecture's calls to EPERM, so the
+    three calls cannot come back under another number."""
+    import struct
+    prog = sandbox.seccomp_program("x86_64")
+    insns = [struct.unpack("<HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
+    assert insns[1][0] == 0x15 and insns[1][3] == 0xC000003E and insns[1][2] > 0  # arch != x86_64 -> deny
+    assert any(code == 0x35 and k == 0x40000000 for code, _, _, k in insns)  # x32 -> deny
+    assert {k for code, jt, _, k in insns if code == 0x15 and jt > 0} == {248, 249, 250}
+    deny = len(insns) - 1
+    for i, (code, jt, jf, k) in enumerate(insns):
+        if code in (0x15, 0x35) and (jt or jf):
+            assert i + 1 + (jt or jf) == deny  # every taken branch lands on the EPERM return
+    assert insns[deny][3] == 0x00050001 and insns[deny - 1][3] == 0x7FFF0000
+    assert sandbox.seccomp_program("s390x") is None

@@ -17,7 +17,9 @@ import pickle
 import pkgutil
 import runpy
 import string
+import sys
 import timeit
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,3 +155,46 @@ def test_watching_operators_does_not_import_torch_dynamo():
     run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, timeout=120)
     assert run([sys.executable, "-c", probe]).stdout.split("\n")[0] == "[\"torch's softmax kernel\"] False"
     assert run([sys.executable, "-c", control]).stdout.strip() == "True"
+
+
+EVADE = (Path(__file__).parent / "data" / "redteam7_evade.py").read_text()
+
+
+def test_switching_the_watch_off_from_c_is_seen_and_honest_printing_is_not():
+    """Red team 7 removed the profile hook with list(map(sys.setprofile, [None])) (a call from C makes no
+    profile event), popped the dispatch mode, ran torch.softmax and put everything back: unseen, 8/26. An audit
+    hook (which cannot be removed) sees every sys.setprofile/settrace while a watch is on, and the dispatch
+    levers are seen when the student's code pulls them (not when torch's own code does: printing a tensor
+    disables the modes). Control: with the audit hook's record switched off, the evader is unseen."""
+    import torch.utils._python_dispatch as pd
+
+    from course_lib.checks import trace
+    namespace: dict = {}
+    exec(compile(EVADE, "<evade>", "exec"), namespace)
+    x = torch.randn(3, 5)
+
+    def seen(fn) -> set:
+        w = Watch(SOFTMAX_FORBIDDEN, ops_for(SOFTMAX_FORBIDDEN))
+        with w:
+            out = fn(x)
+        assert torch.allclose(out, torch.softmax(x, -1), atol=1e-6)
+        return w.seen
+
+    assert any("sys.setprofile" in r for r in seen(namespace["_SMX"]))
+
+    def honest_printing(x):
+        print(x)
+        z = (x - x.amax(-1, keepdim=True)).exp()
+        return z / z.sum(-1, keepdim=True)
+
+    def modes_off(x):
+        with pd._disable_current_modes():
+            return list(map(getattr(torch, "soft" + "max"), [x], [-1]))[0]
+
+    assert seen(honest_printing) == set()
+    assert any("_disable_current_modes" in r for r in seen(modes_off))
+    trace._OWN[0] += 1  # the audit hook takes every switch for the watch's own
+    try:
+        assert seen(namespace["_SMX"]) == set()
+    finally:
+        trace._OWN[0] -= 1

@@ -49,7 +49,8 @@ class Violation:
         """What the student reads."""
         if self.line == 0:  # the answer is the forbidden function itself (imported under the answer's name)
             return f"`{self.code}` is {self.rule}, which this exercise asks you not to use"
-        where = f"line {self.line} of {self.function}()" if self.function else f"line {self.line}"
+        of = self.function if " " in self.function else f"{self.function}()"  # "code cell 3" or a helper
+        where = f"line {self.line} of {of}" if self.function else f"line {self.line}"
         return f"{where}: `{self.code}` uses {self.rule}, which this exercise asks you not to use"
 
 
@@ -124,6 +125,11 @@ DYNAMIC = {"builtins.eval": "eval()",
 HOOKS = {"sys.setprofile": "sys.setprofile", "sys.settrace": "sys.settrace", "threading.setprofile": "threading.setprofile",
          "threading.settrace": "threading.settrace", "sys.monitoring": "sys.monitoring",
          "torch.utils._python_dispatch._pop_mode": "popping torch's dispatch mode"}
+# calls that turn a string into running code: anywhere in a notebook (not only where an answer reaches) they
+# break every rule, since that code can rebind any name an answer calls (red team 7 built a softmax that switched
+# the watch off in a cell that ran exec(base64...), and an answer that called it by a name bound nowhere in text)
+STRING_CODE = {"builtins.eval", "builtins.exec", "builtins.compile", "pickle.loads", "marshal.loads",
+               "runpy.run_path", "runpy.run_module", "types.FunctionType", "types.CodeType"}
 DUNDER_LOOKUPS = {"__dict__", "__builtins__", "__globals__", "__code__"}
 UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
 BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")} | {"getattr"}
@@ -439,7 +445,27 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
             if n in defs and n not in seen:
                 todo.append(n)
             names += scanner.links.get(n, ())
+    if not found:
+        found += _string_code(cells, scanner)[:1]  # one is enough
     return found
+
+
+def _string_code(cells: Sequence[str], scanner: "_Scanner") -> list[Violation]:
+    """Every call anywhere in the notebook that runs a string as code (STRING_CODE)."""
+    out: list[Violation] = []
+    for index, source in enumerate(cells):
+        code, tree = _cell_tree(source)
+        lines = code.splitlines()
+        for node in ast.walk(tree) if tree is not None else ():
+            parts = _dotted(node) if isinstance(node, (ast.Attribute, ast.Name)) else None
+            full = scanner.resolve(parts) if parts else None
+            if full in STRING_CODE and not isinstance(getattr(node, "ctx", None), ast.Store):
+                line = getattr(node, "lineno", 0)
+                out.append(Violation(line, lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                                     f"{full.removeprefix('builtins.')}() anywhere in the notebook (code run from a "
+                                     "string can rebind what this answer calls: the grader cannot read it)",
+                                     f"code cell {index + 1}"))
+    return out
 
 
 def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
@@ -465,6 +491,12 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
             todo += [m for m in vars(cls).values() if isinstance(m, types.FunctionType) and id(m) not in seen]
             continue
         src = _source(f)
+        if src is None and f is not fn:
+            # a function of the notebook's that has no text: made by exec or eval from a string, which the
+            # grader's reading cannot follow either (the answer itself is read by the grader from the notebook)
+            found.append(Violation(0, getattr(f, "__name__", "?"), "a function made from a string (the grader "
+                                   "cannot read what it does)"))
+            continue
         if src is None or (tree := _parse(src)) is None:
             continue
         namespace = getattr(f, "__globals__", None)

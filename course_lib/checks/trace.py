@@ -67,6 +67,36 @@ def _package_dirs(package: str) -> tuple[str, ...]:
 
 
 SPAWN_RULE = "a new thread or process (the checks cannot watch work done there)"
+OFF_RULE = "switching off the checks' watch"
+
+# What takes a call out of the dispatch mode's sight (red team 7 used _disable_current_modes and
+# DisableTorchFunction, reached through names built from strings): seen when called from Python code.
+_LEVERS = [("torch.utils._python_dispatch", n) for n in ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily")]
+_LEVERS += [("torch._C", n) for n in ("_pop_torch_dispatch_stack", "_DisableTorchDispatch", "_set_dispatch_mode",
+                                      "_unset_dispatch_mode", "DisableTorchFunction", "DisableTorchFunctionSubclass",
+                                      "_ExcludeDispatchKeyGuard", "_ForceDispatchKeyGuard")]
+
+# Every sys.setprofile / sys.settrace while a watch is on, from Python or from C (list(map(sys.setprofile,
+# [None])) makes no profile event: red team 7), raises an audit event; an audit hook cannot be removed.
+_ACTIVE: list["Watch"] = []
+_TORCH_DIRS = _package_dirs("torch") or ("\0",)
+_CONTEXTLIB = os.path.join(os.path.dirname(os.__file__), "contextlib.py")
+_OWN = [0]  # > 0 while a watch switches its own hook
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _ACTIVE and not _OWN[0] and event in ("sys.setprofile", "sys.settrace"):
+        for w in _ACTIVE:
+            w.seen.add(f"{OFF_RULE} ({event})")
+
+
+_AUDITING = [False]
+
+
+def _listen() -> None:
+    if not _AUDITING[0]:
+        sys.addaudithook(_audit)
+        _AUDITING[0] = True
 
 
 def _spawners() -> list:
@@ -110,10 +140,21 @@ class Watch:
                 elif callable(fn) and not isinstance(obj, type):
                     self.builtins[id(fn)] = name
         self.dirs = tuple(dirs)
+        # levers count only when the code that pulls them is not torch's own (printing a tensor disables the
+        # modes, a mode's dispatch pops itself for a moment): keyed apart from the rules above
+        self.lever_codes: dict[types.CodeType, str] = {}
+        self.lever_builtins: dict[int, str] = {}
         if self.ops or self.codes or self.builtins or self.dirs:
             # the watch sees this thread only: work handed to a new thread or process would escape it
             for fn in _spawners():
                 self.builtins[id(fn)] = SPAWN_RULE
+            for module, name in _LEVERS:
+                obj = getattr(sys.modules.get(module), name, None)
+                code = getattr(getattr(obj, "__wrapped__", obj), "__code__", None)
+                if isinstance(code, types.CodeType):
+                    self.lever_codes[code] = f"{OFF_RULE} ({name})"
+                elif obj is not None:
+                    self.lever_builtins[id(obj)] = f"{OFF_RULE} ({name})"
         self._mode: Any = None
         self._profile: Any = None
 
@@ -122,6 +163,17 @@ class Watch:
         return bool(self.ops or self.codes or self.builtins or self.dirs)
 
     def _on_call(self, frame, event, arg) -> None:
+        if event == "call" and frame.f_code in self.lever_codes:
+            caller = frame.f_back
+            while caller is not None and caller.f_code.co_filename.startswith(_CONTEXTLIB):
+                caller = caller.f_back  # a context manager's __enter__: who used it
+            if caller is not None and not caller.f_code.co_filename.startswith(_TORCH_DIRS):
+                self.seen.add(self.lever_codes[frame.f_code])
+            return
+        if event == "c_call" and id(arg) in self.lever_builtins:
+            if not frame.f_code.co_filename.startswith(_TORCH_DIRS):
+                self.seen.add(self.lever_builtins[id(arg)])
+            return
         if event == "call":
             code = frame.f_code
             rule = self.codes.get(code)
@@ -137,8 +189,14 @@ class Watch:
 
     def __enter__(self) -> "Watch":
         if self.codes or self.builtins or self.dirs:
+            _listen()
             self._profile = sys.getprofile()
-            sys.setprofile(self._on_call)
+            _OWN[0] += 1
+            try:
+                sys.setprofile(self._on_call)
+            finally:
+                _OWN[0] -= 1
+            _ACTIVE.append(self)
         if self.ops:
             from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -164,9 +222,15 @@ class Watch:
     def __exit__(self, *exc) -> None:
         # an answer that switched the watch off (and did not put it back) is seen doing so
         if self.codes or self.builtins or self.dirs:
+            if self in _ACTIVE:
+                _ACTIVE.remove(self)
             if sys.getprofile() != self._on_call:
-                self.seen.add("switching off the checks' watch (sys.setprofile)")
-            sys.setprofile(self._profile)
+                self.seen.add(f"{OFF_RULE} (sys.setprofile)")
+            _OWN[0] += 1
+            try:
+                sys.setprofile(self._profile)
+            finally:
+                _OWN[0] -= 1
         if self._mode is not None:
             from torch.utils._python_dispatch import _get_current_dispatch_mode
             if _get_current_dispatch_mode() is not self._mode:
