@@ -110,6 +110,20 @@ def shown(name: str) -> str:
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in name)
 
 
+def _holds(job: "Job") -> str:
+    """What a folder with no notebook holds instead (names only, a few), so a near miss can be renamed: red team 7
+    submitted 02_logits_softmax.IPYNB, a zip and a notebook one folder down, each read 'no notebook found'."""
+    try:
+        names = sorted(p.name + ("/" if p.is_dir() and not p.is_symlink() else "") for p in job.sub_dir.iterdir())
+    except OSError:
+        return ""
+    if not names:
+        return " (the folder is empty)"
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return (f" (it holds {', '.join(shown(n) for n in names[:5])}{more}; the grader reads "
+            f"{shown(job.assignment)}.ipynb directly in that folder)")
+
+
 def _slot_folder(base: Path | None = None) -> Path:
     """The folder of the slot locks: one per user and machine, so that every grading run of that user agrees.
 
@@ -377,7 +391,7 @@ class Grader:
         present = {n: r for n, r in raws.items() if r is not None}
         if not present:
             if not record["conditions"]:
-                record["conditions"].append(["missing", f"no notebook found in {job.sub_dir.name}/"])
+                record["conditions"].append(["missing", f"no notebook found in {job.sub_dir.name}/{_holds(job)}"])
             return _finish(record)
         for n in raws:
             if raws[n] is None and not unreadable:

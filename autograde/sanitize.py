@@ -43,7 +43,7 @@ def _source(x) -> str:
 def parse_submission(raw: bytes) -> list[dict]:
     """Cells of a submitted notebook as plain dicts (type, source, id, metadata); InvalidNotebook if unreadable."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8-sig"))  # a byte-order mark (Windows editors write one) is no change
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InvalidNotebook(f"not valid JSON: {e}") from None
     if not isinstance(data, dict):

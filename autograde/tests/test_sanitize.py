@@ -218,3 +218,14 @@ def test_code_typed_into_a_locked_test_cell_is_named_when_the_cell_is_restored(r
     assert any("was edited: restored as released" in n for n in notes), notes
     _, untouched = rebuild(json.dumps(_answered(release)).encode(), release)
     assert not any("restored as released" in n for n in untouched)
+
+
+def test_a_byte_order_mark_before_the_json_is_read_as_the_same_notebook():
+    """Red team 7: a notebook saved with a UTF-8 byte-order mark (as some Windows editors write) was refused as
+    invalid_notebook, the student's work lost. RFC 8259 lets a parser ignore it; the cells are the same."""
+    from autograde.sanitize import parse_submission
+    raw = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                      "cells": [{"cell_type": "code", "source": "x = 1\n", "metadata": {}, "outputs": [],
+                                 "execution_count": None, "id": "a"}]}).encode()
+    assert parse_submission(b"\xef\xbb\xbf" + raw) == parse_submission(raw)
+    assert parse_submission(raw)[0]["source"] == "x = 1\n"

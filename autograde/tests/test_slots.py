@@ -107,3 +107,18 @@ def test_folder_names_reach_the_terminal_without_control_characters():
     assert out.isprintable() and "\n" not in out and "\x1b" not in out
     assert out == "x\\x1b[2J\\x1b[31mred\\x0avictim/02: graded 26/26\\x0d"
     assert shown("alice_01") == "alice_01"
+
+
+def test_a_folder_without_a_notebook_says_what_it_holds(tmp_path):
+    """Red team 7's near misses (`.IPYNB`, a zip, a notebook one folder down) all read 'no notebook found': the
+    detail now names what is there, so the instructor (or the student) can rename it."""
+    from autograde.grade import Job, _holds
+    d = tmp_path / "s1" / "02_logits_softmax"
+    (d / "nested").mkdir(parents=True)
+    (d / "02_logits_softmax.IPYNB").write_text("{}")
+    (d / "work.zip").write_bytes(b"PK")
+    text = _holds(Job("s1", "02_logits_softmax", d))
+    assert "02_logits_softmax.IPYNB, nested/, work.zip" in text and "reads 02_logits_softmax.ipynb" in text
+    (tmp_path / "empty").mkdir()
+    assert _holds(Job("s2", "02_logits_softmax", tmp_path / "empty")) == " (the folder is empty)"
+    assert _holds(Job("s3", "02_logits_softmax", tmp_path / "absent")) == ""
