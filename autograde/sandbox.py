@@ -8,8 +8,9 @@
   writable: /tmp and $HOME are private tmpfs folders of a fixed size, and what the sandbox produces leaves it
   only through its standard output, read by the grader with a size cap and a deadline (autograde.boundary);
 - as an unprivileged user with no capabilities and rlimits on address space, processes, file size and CPU;
-- under a seccomp filter that refuses the kernel key store (add_key, request_key, keyctl), the one piece of
-  kernel state shared across these namespaces that a sandbox could write and a later one read.
+- under a seccomp filter that refuses the kernel key store and the calls that evict or read page-cache
+  residency (see BLOCKED_SYSCALLS): kernel state shared across these namespaces that a sandbox could write
+  and a later one read.
 
 Two ways to be an unprivileged user of its own, chosen by who the grader is:
 - the grader is root: bubblewrap builds the mounts as root, then `setpriv` drops to uid 61000 + slot (one uid
@@ -233,13 +234,21 @@ def _under_system(path: Path) -> bool:
     return any(str(path) == d or str(path).startswith(d + "/") for d in SYSTEM_DIRS)
 
 
-# The kernel's key store (add_key, request_key, keyctl) is not divided by any namespace bubblewrap makes: a key
-# that one sandbox's uid stores outlives the sandbox and another can read it (red team 6 passed one student's
-# answers to a later student's answers that way). No course code needs it, so the sandbox may not call it: a
-# seccomp filter (classic BPF, bwrap --seccomp) answers those three calls, and any call made through another
-# architecture's numbering (x32, i386), with EPERM.
-_SECCOMP_ARCH = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}
-BLOCKED_SYSCALLS = ("add_key", "request_key", "keyctl")  # in the order of _SECCOMP_ARCH's numbers
+# What a sandbox may not call: state the kernel shares across every namespace bubblewrap makes, that one sandbox
+# could write and a later one read. The key store (add_key, request_key, keyctl): red team 6 passed one
+# student's answers to another through it. The page cache of the read-only files every sandbox shares: red team
+# 8 evicted pages (fadvise DONTNEED) for the next student to time, carrying a softmax's hidden inputs into
+# another student's feedback; fadvise, mincore (which reads residency directly), process_madvise and madvise's
+# MADV_COLD / MADV_PAGEOUT go too (madvise itself stays: malloc uses it). No course code needs any of them. A
+# seccomp filter (classic BPF, bwrap --seccomp) answers them, and any call made through another architecture's
+# numbering (x32, i386), with EPERM. Timing alone, after warming a page by reading it, stays possible and noisy.
+_SECCOMP_ARCH = {  # audit arch; fully refused numbers; madvise's number
+    "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "fadvise64": 221, "mincore": 27,
+                            "process_madvise": 440}, 28),
+    "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "fadvise64": 223, "mincore": 232,
+                             "process_madvise": 440}, 233)}
+BLOCKED_SYSCALLS = ("add_key", "request_key", "keyctl", "fadvise64", "mincore", "process_madvise")
+MADV_REFUSED = (20, 21)  # MADV_COLD, MADV_PAGEOUT
 
 
 def seccomp_program(machine: str | None = None) -> bytes | None:
@@ -249,19 +258,22 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     machine = machine or platform.machine()
     if machine not in _SECCOMP_ARCH:
         return None
-    arch, numbers = _SECCOMP_ARCH[machine]
+    arch, numbers, madvise = _SECCOMP_ARCH[machine]
     LD_ABS, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
     ALLOW, DENY = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW; SECCOMP_RET_ERRNO | EPERM
-    body = [(LD_ABS, 4, "k"), (JEQ, arch, "else deny"), (LD_ABS, 0, "k")]  # seccomp_data.arch, then .nr
+    ARG2 = 16 + 2 * 8  # seccomp_data.args[2], its low 32 bits (little-endian)
+    # (code, k, where a true test jumps, where a false one jumps): "deny", "allow" or None (the next instruction)
+    body = [(LD_ABS, 4, None, None), (JEQ, arch, None, "deny"), (LD_ABS, 0, None, None)]
     if machine == "x86_64":
-        body.append((JGE, 0x40000000, "then deny"))  # the x32 numbering
-    body += [(JEQ, n, "then deny") for n in numbers] + [(RET, ALLOW, "k"), (RET, DENY, "k")]
-    deny = len(body) - 1
+        body.append((JGE, 0x40000000, "deny", None))  # the x32 numbering
+    body += [(JEQ, n, "deny", None) for n in numbers.values()]
+    body += [(JEQ, madvise, None, "allow"), (LD_ABS, ARG2, None, None)]
+    body += [(JEQ, advice, "deny", None) for advice in MADV_REFUSED]
+    body += [(RET, ALLOW, None, None), (RET, DENY, None, None)]
+    at = {"allow": len(body) - 2, "deny": len(body) - 1}
     out = b""
-    for i, (code, k, how) in enumerate(body):
-        to_deny = deny - (i + 1)
-        jt, jf = (to_deny, 0) if how == "then deny" else (0, to_deny) if how == "else deny" else (0, 0)
-        out += struct.pack("<HBBI", code, jt, jf, k)
+    for i, (code, k, jt, jf) in enumerate(body):
+        out += struct.pack("<HBBI", code, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k)
     return out
 
 

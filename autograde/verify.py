@@ -66,12 +66,22 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
     from course_lib.checks.engine import encode_cases
 
     visible, hidden = course.visible_registry(), course.hidden_registry()
+    calls = [(grade_id, kind, name, (hidden if kind == "hidden_check" else visible).get(name))
+             for grade_id, kind, name in check_calls(source_nb)]
+    # a rule belongs to the exercise, not to one of its checks: every check of an exercise watches and reads
+    # for the rules any of them names (red team 8: a hidden check without the list paid an answer its visible
+    # check refused)
+    forbidden: dict[str, list[str]] = {}
+    ops: dict[str, list[str]] = {}
+    for _, _, _, chk in calls:
+        forbidden[chk.exercise] = list(dict.fromkeys([*forbidden.get(chk.exercise, []), *chk.forbidden]))
+        ops[chk.exercise] = sorted({*ops.get(chk.exercise, []), *chk.forbidden_ops})
     payloads, cells = {}, {}
-    for grade_id, kind, name in check_calls(source_nb):
-        chk = (hidden if kind == "hidden_check" else visible).get(name)
+    for grade_id, kind, name, chk in calls:
         payloads[name] = {"exercise": chk.exercise,
-                          "payload": encode_cases(chk.cases(), chk.allow_mutation, chk.forbidden, chk.forbidden_ops),
-                          "kind": kind, "forbidden": list(chk.forbidden)}
+                          "payload": encode_cases(chk.cases(), chk.allow_mutation, forbidden[chk.exercise],
+                                                  ops[chk.exercise]),
+                          "kind": kind, "forbidden": forbidden[chk.exercise]}
         cells.setdefault(grade_id, []).append(name)
     return payloads, cells
 

@@ -172,6 +172,10 @@ def _top_k_cases() -> list[Case]:
     cases = _random_cases(103, 36, make)
     wide = _rand_logits(_g(104), (2, 512), torch.float32, "ties")
     cases.append(Case((wide, 40), label="ties float32 [2, 512], k=40 (ties at the 40th value)"))
+    # float64 logits closer than float32 can tell apart: a threshold found or compared in float32 ties them
+    # (blind class 8); the text keeps logits >= the row's k-th largest, in the input's dtype
+    near = torch.tensor([[1.0, 1.0 + 1e-12, 0.5, -2.0], [0.25, 3.0 - 2e-12, 3.0, 3.0 - 1e-12]], dtype=torch.float64)
+    cases.append(Case((near, 1), label="float64 logits 1e-12 apart, k=1: only the largest kept"))
     cases += raises_case("ValueError", wide, 0, label="k=0 must raise ValueError")
     cases += raises_case("ValueError", wide, -3, label="k=-3 must raise ValueError")
     cases += raises_case("ValueError", wide, 2.5, label="k=2.5 must raise ValueError")
@@ -249,7 +253,9 @@ def _temperature_cases() -> list[Case]:
             kind = "huge"  # +-3e38 / T overflows to inf for T < 1: not a meaningful input
         x = _rand_logits(g, _shape(g), dtype, kind)
         T = temps[i % len(temps)]
-        tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3}.get(dtype, 1e-6)
+        # float64 in, float64 accuracy out: logits / T rounded once (a division done in float32 and cast back is
+        # 1e-7 off: blind class 8)
+        tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3, torch.float64: 1e-12}.get(dtype, 1e-6)
         return Case((x, T), label=_label(x, kind, f"T={T}"), compare=filtered(rtol=tol))
     cases = _random_cases(109, 24, make)
     cases += raises_case("ValueError", torch.zeros(3), -0.5, label="T=-0.5 must raise ValueError")

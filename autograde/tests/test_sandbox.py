@@ -299,18 +299,69 @@ def test_the_kernel_key_store_is_closed_to_the_sandbox(mode, monkeypatch):
     assert run(mode, probe).stdout.split() == ["True", "True", "True"]
 
 
-def test_the_filter_refuses_other_architectures_numbering():
-    """x86_64's filter sends x32 calls (nr | 0x40000000) and any other architecture's calls to EPERM, so the
-    three calls cannot come back under another number."""
+def _run_filter(prog: bytes, arch: int, nr: int, arg2: int = 0) -> int:
+    """Classic BPF, the few instructions the filter uses, run on one seccomp_data."""
     import struct
-    prog = sandbox.seccomp_program("x86_64")
     insns = [struct.unpack("<HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
-    assert insns[1][0] == 0x15 and insns[1][3] == 0xC000003E and insns[1][2] > 0  # arch != x86_64 -> deny
-    assert any(code == 0x35 and k == 0x40000000 for code, _, _, k in insns)  # x32 -> deny
-    assert {k for code, jt, _, k in insns if code == 0x15 and jt > 0} == {248, 249, 250}
-    deny = len(insns) - 1
-    for i, (code, jt, jf, k) in enumerate(insns):
-        if code in (0x15, 0x35) and (jt or jf):
-            assert i + 1 + (jt or jf) == deny  # every taken branch lands on the EPERM return
-    assert insns[deny][3] == 0x00050001 and insns[deny - 1][3] == 0x7FFF0000
+    data = struct.pack("<iIQ6Q", nr, arch, 0, 0, 0, arg2, 0, 0, 0)
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        if code == 0x20:
+            acc = struct.unpack_from("<I", data, k)[0]
+        elif code in (0x15, 0x35):
+            taken = acc == k if code == 0x15 else acc >= k
+            pc += jt if taken else jf
+        elif code == 0x06:
+            return k
+        pc += 1
+
+
+def test_the_filter_refuses_exactly_its_calls_and_other_architectures_numbering():
+    """Run as BPF on sample calls: the refused calls get EPERM, madvise only for MADV_COLD / MADV_PAGEOUT, x32
+    numbers and another architecture's calls are refused, ordinary calls pass."""
+    allow, eperm = 0x7FFF0000, 0x00050001
+    for machine, (arch, numbers, madvise) in sandbox._SECCOMP_ARCH.items():
+        prog = sandbox.seccomp_program(machine)
+        assert set(numbers) == set(sandbox.BLOCKED_SYSCALLS)
+        for n in numbers.values():
+            assert _run_filter(prog, arch, n) == eperm
+        assert _run_filter(prog, arch, madvise, 21) == eperm and _run_filter(prog, arch, madvise, 20) == eperm
+        assert _run_filter(prog, arch, madvise, 4) == allow  # MADV_DONTNEED: malloc's
+        for ordinary in (0, 1, 3, 39, 57, 59, 60, 231):
+            assert _run_filter(prog, arch, ordinary) == allow
+        assert _run_filter(prog, 0x40000003, 1) == eperm  # i386's numbering
+    prog = sandbox.seccomp_program("x86_64")
+    assert _run_filter(prog, 0xC000003E, 0x40000000 | 250) == eperm  # x32 keyctl
     assert sandbox.seccomp_program("s390x") is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_page_cache_cannot_be_evicted_or_read_from_the_sandbox(mode, monkeypatch):
+    """Red team 8 evicted pages of a shared read-only file (posix_fadvise DONTNEED) for the next student to time,
+    carrying hidden inputs across; mincore reads residency without timing. Both refused, and madvise's
+    MADV_PAGEOUT; madvise itself works. Control: without the filter they work in the sandbox."""
+    probe = f"""
+        import ctypes, mmap, os
+        fd = os.open({str(REPO / "course_lib" / "__init__.py")!r}, os.O_RDONLY)
+        out = []
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); out.append("fadvise:ok")
+        except OSError as e:
+            out.append("fadvise:" + str(e.errno))
+        m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+        libc = ctypes.CDLL(None, use_errno=True)
+        buf = (ctypes.c_ubyte * 64)()
+        import numpy as np
+        p = np.frombuffer(m, dtype=np.uint8).ctypes.data  # the mapping's address
+        r = libc.mincore(ctypes.c_void_p(p - p % 4096), ctypes.c_size_t(4096), buf)
+        out.append("mincore:" + ("ok" if r == 0 else str(ctypes.get_errno())))
+        r = libc.madvise(ctypes.c_void_p(p - p % 4096), ctypes.c_size_t(4096), 21)
+        out.append("pageout:" + ("ok" if r == 0 else str(ctypes.get_errno())))
+        r = libc.madvise(ctypes.c_void_p(p - p % 4096), ctypes.c_size_t(4096), 4)
+        out.append("dontneed:" + ("ok" if r == 0 else str(ctypes.get_errno())))
+        print(" ".join(out))
+    """
+    assert run(mode, probe).stdout.split() == ["fadvise:1", "mincore:1", "pageout:1", "dontneed:ok"]
+    monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
+    assert run(mode, probe).stdout.split() == ["fadvise:ok", "mincore:ok", "pageout:ok", "dontneed:ok"]

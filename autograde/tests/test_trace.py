@@ -198,3 +198,55 @@ def test_switching_the_watch_off_from_c_is_seen_and_honest_printing_is_not():
         assert seen(namespace["_SMX"]) == set()
     finally:
         trace._OWN[0] -= 1
+
+
+def test_dispatch_switched_off_from_c_is_seen_when_the_notebook_runs_next():
+    """Red team 8 entered torch._C._DisableTorchDispatch (a C context manager: no profile event) and called
+    logits.softmax, 8/8 on 02's softmax exercises; popping the mode from C through map() hides the pop too. The
+    watch now checks, on each call the notebook's code (not torch's, not a library's) makes, that its dispatch
+    mode is still in play; torch's own switching (printing a tensor) is not counted. Control: with that check
+    off, all three are unseen."""
+    import operator
+
+    C = getattr(torch, "_" + "C")
+
+    def guard(logits):
+        with getattr(C, "Disable" + "TorchFunction")(), getattr(C, "_Disable" + "TorchDispatch")():
+            return getattr(logits, "soft" + "max")(-1)
+
+    def guard_from_c(logits):
+        g = getattr(C, "_Disable" + "TorchDispatch")()
+        next(map(operator.methodcaller("__enter__"), [g]))
+        try:
+            return next(map(operator.methodcaller("softmax", -1), [logits]))
+        finally:
+            next(map(operator.methodcaller("__exit__", None, None, None), [g]))
+
+    def pop_from_c(logits):
+        pop, push = getattr(C, "_pop_torch_dispatch" + "_stack"), getattr(C, "_push_on_torch_dispatch" + "_stack")
+        mode = list(map(pop, [None]))[0]
+        try:
+            return next(map(operator.methodcaller("softmax", -1), [logits]))
+        finally:
+            list(map(push, [mode]))
+
+    def honest(logits):
+        print(logits)
+        z = (logits - logits.amax(-1, keepdim=True)).exp()
+        return z / z.sum(-1, keepdim=True)
+
+    x = torch.randn(2, 5)
+
+    def seen(fn, check=True):
+        w = Watch(SOFTMAX_FORBIDDEN, ops_for(SOFTMAX_FORBIDDEN))
+        if not check:
+            w._dispatch_off = lambda: False
+        with w:
+            out = fn(x)
+        assert torch.allclose(out, torch.softmax(x, -1), atol=1e-6)
+        return w.seen
+
+    for fn in (guard, guard_from_c, pop_from_c):
+        assert any("dispatch" in r for r in seen(fn)), fn.__name__
+        assert seen(fn, check=False) == set(), fn.__name__
+    assert seen(honest) == set()

@@ -81,6 +81,22 @@ _LEVERS += [("torch._C", n) for n in ("_pop_torch_dispatch_stack", "_DisableTorc
 _ACTIVE: list["Watch"] = []
 _TORCH_DIRS = _package_dirs("torch") or ("\0",)
 _CONTEXTLIB = os.path.join(os.path.dirname(os.__file__), "contextlib.py")
+_NOT_STUDENT = (*_TORCH_DIRS, os.path.join(os.path.dirname(os.path.realpath(__file__)), ""),
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), ""))  # torch's code, and these checks'
+def _library_dirs() -> tuple[str, ...]:
+    """The standard library's folder and every installed-package folder (site-packages), as path prefixes."""
+    import site
+    import sysconfig
+    dirs = {os.path.dirname(os.__file__), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+            *getattr(site, "getsitepackages", lambda: [])()}
+    dirs |= {os.path.realpath(d) for d in dirs}
+    return tuple(sorted(os.path.join(d, "") for d in dirs))
+
+
+_LIBRARIES = _library_dirs()
+# code without a file ("<frozen importlib...>", namedtuple's "<string>", a module torch writes at run time) is
+# passed over like a library's, except a notebook cell's as IPython names it
+_CELLS = ("<ipython-input-",)
 _OWN = [0]  # > 0 while a watch switches its own hook
 
 
@@ -162,7 +178,31 @@ class Watch:
     def active(self) -> bool:
         return bool(self.ops or self.codes or self.builtins or self.dirs)
 
+    def _dispatch_off(self) -> bool:
+        """Whether this watch's dispatch mode has been taken out of play: the Python dispatch key excluded
+        (torch._C._DisableTorchDispatch, red team 8) or the mode no longer on torch's stack (popped, even from C)."""
+        import torch
+        C = torch._C
+        if C._dispatch_tls_is_dispatch_key_excluded(C.DispatchKey.Python):
+            return True
+        return not any(C._get_dispatch_stack_at(i) is self._mode for i in range(C._len_torch_dispatch_stack()))
+
     def _on_call(self, frame, event, arg) -> None:
+        if self._mode is not None and event in ("call", "c_call") and self._dispatch_off():
+            # code outside torch (and outside these checks) runs while the operators go unwatched: whatever it
+            # calls next could be the forbidden kernel. torch's own code switches dispatch off for a moment (to
+            # print a tensor, or import torch._dynamo for a meta kernel), through the standard library, other
+            # packages and code they generate: the nearest frame that is torch's, these checks', or the
+            # notebook's own decides
+            f = frame
+            while f is not None:
+                name = f.f_code.co_filename
+                if name.startswith(_NOT_STUDENT):
+                    break
+                if not name.startswith(_LIBRARIES) and not (name[:1] == "<" and not name.startswith(_CELLS)):
+                    self.seen.add(f"{OFF_RULE} (torch's dispatch)")
+                    break
+                f = f.f_back
         if event == "call" and frame.f_code in self.lever_codes:
             caller = frame.f_back
             while caller is not None and caller.f_code.co_filename.startswith(_CONTEXTLIB):

@@ -1,4 +1,9 @@
-"""Written by a blind honest student (class 7, h03_alt2), who never saw the reference: must get full marks."""
+"""Threshold by kthvalue on logits.float() (blind class 7 wrote it as an honest answer; class 8 wrote the same
+upcast as a bug): exact for float16/bfloat16, but a downcast for float64, where logits closer than float32 can
+tell apart tie with the threshold and are kept. The text keeps logits >= the row's k-th largest, float64 a
+supported dtype. Moved from autograde/alternatives in session 10.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
 import math
 
 import torch
