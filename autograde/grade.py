@@ -104,6 +104,12 @@ def _kill_tree(pid: int) -> None:
             pass
 
 
+def _add_seconds(record: dict, step: str, seconds: float) -> None:
+    """Add to a step's wall seconds in the record's timings (a notebook at a time: they add up)."""
+    steps = record.setdefault("worker_seconds", {})
+    steps[step] = round(steps.get(step, 0) + seconds, 2)
+
+
 def shown(name: str) -> str:
     """A folder name as a terminal may print it: control characters (escape sequences, newlines that would
     forge a line of the log) written as \\xNN, as red team 6 asked."""
@@ -132,15 +138,14 @@ def _slot_folder(base: Path | None = None) -> Path:
     is refused: another local user could have made it, filled with links that root's grader would then follow
     (red team 6 had root empty a file that way) or with locks this user cannot take."""
     uid = os.geteuid()
-    run = Path("/run")
-    if base is not None:
-        pass
-    elif uid == 0 and run.is_dir() and os.access(run, os.W_OK):
-        base = run
-    elif uid != 0 and os.environ.get("XDG_RUNTIME_DIR") and os.path.isdir(os.environ["XDG_RUNTIME_DIR"]):
-        base = Path(os.environ["XDG_RUNTIME_DIR"])
-    else:
-        base = Path(tempfile.gettempdir())
+    if base is None:
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        if uid == 0 and os.path.isdir("/run") and os.access("/run", os.W_OK):
+            base = Path("/run")
+        elif uid != 0 and runtime and os.path.isdir(runtime):
+            base = Path(runtime)
+        else:
+            base = Path(tempfile.gettempdir())
     folder = base / f"autograde-slots-{uid}"
     try:
         os.mkdir(folder, 0o700)
@@ -466,8 +471,7 @@ class Grader:
                             record["conditions"].append(["memory_limit", f"the processes of {name}.ipynb together "
                                                          "reached the memory limit"])
                         group.close()
-                record.setdefault("worker_seconds", {})["kernel"] = round(
-                    record.get("worker_seconds", {}).get("kernel", 0) + done.seconds, 2)
+                _add_seconds(record, "kernel", done.seconds)
                 if done.timed_out:
                     record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached "
                                                  f"while running {name}.ipynb"])
@@ -512,8 +516,7 @@ class Grader:
             if verdict.memory_limit:
                 record["conditions"].append(["memory_limit", f"the answers of {name}.ipynb, checked again, together "
                                              "reached the memory limit"])
-            record.setdefault("worker_seconds", {})["verify"] = round(
-                record.get("worker_seconds", {}).get("verify", 0) + time.monotonic() - t_verify, 2)
+            _add_seconds(record, "verify", time.monotonic() - t_verify)
             for gid in tests:
                 ok = verdict.cells.get(gid) is True and verdict.error is None
                 inside = gid not in inside_failed.get(name, set())

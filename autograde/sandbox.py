@@ -247,7 +247,7 @@ _SECCOMP_ARCH = {  # audit arch; fully refused numbers; madvise's number
                             "process_madvise": 440}, 28),
     "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "fadvise64": 223, "mincore": 232,
                              "process_madvise": 440}, 233)}
-BLOCKED_SYSCALLS = ("add_key", "request_key", "keyctl", "fadvise64", "mincore", "process_madvise")
+BLOCKED_SYSCALLS = tuple(_SECCOMP_ARCH["x86_64"][1])  # the same names on every architecture
 MADV_REFUSED = (20, 21)  # MADV_COLD, MADV_PAGEOUT
 
 

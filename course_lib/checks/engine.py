@@ -51,6 +51,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import functools
 import importlib
 import json
 import math
@@ -898,30 +899,26 @@ _CROSS_DEVICE_OK = frozenset({"_to_copy", "copy_", "_copy_from", "_copy_from_and
                               "alias", "clone"})
 
 
-def _same_device_mode() -> Any:
+@functools.lru_cache(maxsize=None)
+def _same_device_mode_class() -> type:
     """A dispatch mode that makes the `meta` device as strict as a GPU: an operator given a meta tensor and a CPU
     tensor with dimensions raises, as CUDA does (`meta` kernels accept the mix, so a tensor made on the CPU where
     the text says "on the input's device" would go unseen on a machine without a GPU). CPU 0-dim tensors (scalars)
     are allowed beside any device, as on a GPU."""
-    torch = _torch()
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from course_lib.checks.trace import quiet_mode
 
-    class SameDevice(TorchDispatchMode):
-        @classmethod
-        def _should_skip_dynamo(cls) -> bool:
-            return False  # see course_lib.checks.trace: torch's default wrapper imports torch._dynamo
-
+    class SameDevice(quiet_mode()):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func.overloadpacket.__name__ not in _CROSS_DEVICE_OK:
-                ts = [t for t in _tensors([args, kwargs]) if isinstance(t, torch.Tensor)]
+                ts = _tensors([args, kwargs])
                 if any(t.device.type == "meta" for t in ts) and any(t.device.type == "cpu" and t.dim() > 0 for t in ts):
                     raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                                        f"devices, meta and cpu! ({func.overloadpacket.__name__}: a tensor made on "
                                        "the CPU met the inputs' device; on a GPU this call fails the same way)")
             return func(*args, **kwargs)
 
-    return SameDevice()
+    return SameDevice
 
 
 def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> Outcome:
@@ -941,9 +938,8 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
                 fresh = {}
                 args = _resolve(copy.deepcopy(pristine_args), fresh)
                 kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
-            strict = (_same_device_mode() if torch is not None and any(
-                getattr(t, "device", None) is not None and t.device.type == "meta" for t in _tensors([args, kwargs]))
-                else contextlib.nullcontext())
+            strict = (_same_device_mode_class()() if any(t.device.type == "meta" for t in _tensors([args, kwargs]))
+                      else contextlib.nullcontext())
             with _StepCounter(case.count_steps) as counter, strict:
                 if watch is None:
                     values.append(fn(*args, **kwargs))

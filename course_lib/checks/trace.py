@@ -18,6 +18,7 @@ which is the exercise), and C code outside torch called without a Python frame (
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -83,6 +84,8 @@ _TORCH_DIRS = _package_dirs("torch") or ("\0",)
 _CONTEXTLIB = os.path.join(os.path.dirname(os.__file__), "contextlib.py")
 _NOT_STUDENT = (*_TORCH_DIRS, os.path.join(os.path.dirname(os.path.realpath(__file__)), ""),
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), ""))  # torch's code, and these checks'
+
+
 def _library_dirs() -> tuple[str, ...]:
     """The standard library's folder and every installed-package folder (site-packages), as path prefixes."""
     import site
@@ -113,6 +116,30 @@ def _listen() -> None:
     if not _AUDITING[0]:
         sys.addaudithook(_audit)
         _AUDITING[0] = True
+
+
+def _set_profile(fn: Any) -> None:
+    """sys.setprofile by a watch itself: the audit hook lets it pass."""
+    _OWN[0] += 1
+    try:
+        sys.setprofile(fn)
+    finally:
+        _OWN[0] -= 1
+
+
+@functools.lru_cache(maxsize=None)
+def quiet_mode() -> type:
+    """Base of the checks' dispatch modes: torch wraps a mode's handler in torch._dynamo.disable unless the mode
+    opts out, and that wrapper's first call imports torch._dynamo (~800 modules, 1.6-1.9 s on this CPU, in every
+    process that checks)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class QuietMode(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            return False
+
+    return QuietMode
 
 
 def _spawners() -> list:
@@ -181,8 +208,7 @@ class Watch:
     def _dispatch_off(self) -> bool:
         """Whether this watch's dispatch mode has been taken out of play: the Python dispatch key excluded
         (torch._C._DisableTorchDispatch, red team 8) or the mode no longer on torch's stack (popped, even from C)."""
-        import torch
-        C = torch._C
+        C = self._C
         if C._dispatch_tls_is_dispatch_key_excluded(C.DispatchKey.Python):
             return True
         return not any(C._get_dispatch_stack_at(i) is self._mode for i in range(C._len_torch_dispatch_stack()))
@@ -231,24 +257,15 @@ class Watch:
         if self.codes or self.builtins or self.dirs:
             _listen()
             self._profile = sys.getprofile()
-            _OWN[0] += 1
-            try:
-                sys.setprofile(self._on_call)
-            finally:
-                _OWN[0] -= 1
+            _set_profile(self._on_call)
             _ACTIVE.append(self)
         if self.ops:
-            from torch.utils._python_dispatch import TorchDispatchMode
+            import torch
 
+            self._C = torch._C  # read on every call the notebook makes (_dispatch_off)
             watch = self
 
-            class _Ops(TorchDispatchMode):
-                @classmethod
-                def _should_skip_dynamo(cls) -> bool:
-                    # torch wraps a mode's handler in torch._dynamo.disable unless told not to; its first call
-                    # imports torch._dynamo (~800 modules, 1.6-1.9 s on this CPU, in every process that checks)
-                    return False
-
+            class _Ops(quiet_mode()):
                 def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                     name = func.overloadpacket.__name__
                     if name in watch.ops:
@@ -266,11 +283,7 @@ class Watch:
                 _ACTIVE.remove(self)
             if sys.getprofile() != self._on_call:
                 self.seen.add(f"{OFF_RULE} (sys.setprofile)")
-            _OWN[0] += 1
-            try:
-                sys.setprofile(self._profile)
-            finally:
-                _OWN[0] -= 1
+            _set_profile(self._profile)
         if self._mode is not None:
             from torch.utils._python_dispatch import _get_current_dispatch_mode
             if _get_current_dispatch_mode() is not self._mode:
