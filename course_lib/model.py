@@ -104,7 +104,7 @@ class KVCache:
 class Trace:
     """Ask `forward` to keep intermediate tensors; the fields are filled in during the call."""
 
-    attn_layers: tuple[int, ...] = ()  # layers whose attention weights to keep (costs a manual softmax)
+    attn_layers: tuple[int, ...] = ()  # layers whose attention weights to keep (costs a second attention)
     embeddings: torch.Tensor | None = None  # (B, T, D) input to block 0
     blocks: list[torch.Tensor] = field(default_factory=list)  # output of each block, (B, T, D)
     final_norm: torch.Tensor | None = None  # (B, T, D) what the LM head reads
@@ -170,18 +170,18 @@ class Attention(nn.Module):
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         if cache is not None:
             k, v = cache.update(self.layer, k, v)  # (B, nkv, S, hd), S = cached + T
-        # Each group of n_head / n_kv_head query heads reads the same key/value head.
-        group = cfg.n_head // cfg.n_kv_head
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (B, nh, S, hd)
+        # Grouped-query attention: each group of n_head / n_kv_head query heads reads the same key/value head.
+        # Folding a group's queries into the query axis lets them share that head without copying it.
+        group, S = cfg.n_head // cfg.n_kv_head, k.shape[2]
+        q = q.reshape(B, cfg.n_kv_head, group * T, cfg.head_dim)  # (B, nkv, group * T, hd)
+        if mask is not None:
+            mask = mask.repeat(1, 1, group, 1)  # (B or 1, 1, group * T, S): the same rows for every query head
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nkv, group * T, hd)
         if trace is not None and self.layer in trace.attn_layers:
-            scores = q @ k.transpose(-2, -1) / math.sqrt(cfg.head_dim)  # (B, nh, T, S)
-            if mask is not None:
-                scores = scores.masked_fill(~mask, float("-inf"))
-            weights = scores.float().softmax(dim=-1).to(q.dtype)
-            trace.attn[self.layer] = weights
-            y = weights @ v
-        else:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nh, T, hd)
+            # With the identity as values, attention returns its own weights: row i is query i's distribution.
+            eye = torch.eye(S, dtype=q.dtype, device=q.device).expand(B, cfg.n_kv_head, S, S)
+            trace.attn[self.layer] = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask).reshape(B, cfg.n_head, T, S)
+        y = y.reshape(B, cfg.n_head, T, cfg.head_dim)
         return self.o_proj(y.transpose(1, 2).reshape(B, T, cfg.n_head * cfg.head_dim))
 
 
@@ -261,11 +261,12 @@ class Transformer(nn.Module):
         # Query i (absolute position past + i) may read keys 0 .. past + i, and no padding.
         mask = None
         if T > 1 or attention_mask is not None:
-            mask = torch.ones(T, S, dtype=torch.bool, device=idx.device).tril(diagonal=past)[None, None]  # (1,1,T,S)
+            key_pos, query_pos = torch.arange(S, device=idx.device), torch.arange(past, S, device=idx.device)
+            mask = (key_pos <= query_pos[:, None])[None, None]  # (1, 1, T, S)
             if attention_mask is not None:
                 mask = mask & attention_mask.bool()[:, None, None, :]  # (B, 1, T, S)
                 # A padding query row would see nothing and softmax to NaN; let it see itself instead.
-                diagonal = torch.arange(S, device=idx.device) == torch.arange(past, S, device=idx.device)[:, None]
+                diagonal = key_pos == query_pos[:, None]
                 mask = mask | diagonal[None, None]  # (B, 1, T, S)
 
         x = self.embed_tokens(idx)  # (B, T, D)

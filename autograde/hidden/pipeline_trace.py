@@ -110,7 +110,7 @@ def _positions_cases() -> list[Case]:
 
 CHECKS = [
     Check("token_pieces_hidden", "token_pieces", _pieces_cases, pieces_compare,
-          hint="bytes of every token (enc.decode_single_token_bytes), for both tokenizers and any text."),
+          hint="bytes of every token, for both tokenizers and any text."),
     Check("tokens_per_word_hidden", "tokens_per_word", _per_word_cases, allclose(rtol=1e-12, atol=0),
           contract=Contract(number=True),
           hint="tokens / words, with words = text.split()."),

@@ -10,7 +10,7 @@ Every expected value here is an independent truth, never the reference solution'
 - `kv_cache_bytes`: the formula evaluated by hand, and `course_lib.model.KVCache.nbytes()`;
 - `weight_bytes`: the byte sizes the GGUF format gives SmolLM2's tensors (Q4_1: 20 bytes per block of 32,
   Q8_0: 34, F32: 4 per weight; docs: ggml's block_q4_1 / block_q8_0), worked out by hand, and promised errors;
-- `fit_exponent`: exact power laws (slope known);
+- `fit_exponent`: exact power laws (slope known) and noisy points whose least-squares slope is worked out by hand;
 - `beam_search`: a 4-token table language model whose beam, greedy and length-normalised answers were
   worked out by hand (docs/notebook04.md shows the arithmetic).
 """
@@ -373,6 +373,9 @@ def _fit_cases() -> list[Case]:
         Case(([10.0, 20.0, 40.0], [1e-9 * n ** 3 for n in [10.0, 20.0, 40.0]]), label="n^3 -> 3", expected=3.0),
         Case(([1.0, 2.0, 4.0, 8.0], [1.0, 2.0 * 1.1, 4.0 * 1.1, 8.0]),
              label="noisy linear: least squares in log-log gives exactly 1", expected=1.0),
+        # log2: x = 0, 1, 2, 3 and y = 0, 2, 2, 3: slope = sum((x - 1.5) * y) / 5 = 4.5 / 5; the end points alone give 1
+        Case(([1.0, 2.0, 4.0, 8.0], [1.0, 4.0, 4.0, 8.0]),
+             label="one slow point inside (n=2 took 4): every point counts -> 0.9", expected=0.9),
     ]
 
 
