@@ -3,9 +3,10 @@
 Nothing else in the harness reads what a student's code produced or what a student submitted. The rules:
 - files (only submissions: sandboxes write none) are opened without following links or blocking, must be
   regular files, and are read up to a cap (``read_submission``);
-- a sandbox speaks only through its standard output: one framed message (``frame``), read with a size cap and
-  a deadline; on the deadline, an oversized message, or once the message is in, the whole sandbox is killed
-  (its pid namespace ends with it, threads included) (``run``);
+- a sandbox speaks only through its standard output: one framed message (``frame``), or two where the grader
+  holds back part of its input until the first is in (``run(then=...)``), read with a size cap and a deadline;
+  on the deadline, an oversized message, or once the last message is in, the whole sandbox is killed (its pid
+  namespace ends with it, threads included) (``run``);
 - JSON is parsed with a size cap, a depth cap and no NaN/Infinity, then checked against the exact shape the
   grader expects: known keys, types, indices in range, text truncated to caps (``loads``, ``cell_outputs``,
   ``check_outcomes``). Anything else raises ``Rejected`` with a one-line reason, which the grader turns into
@@ -80,12 +81,13 @@ def frame(payload: bytes) -> bytes:
 class Finished:
     """What came back from a sandboxed process."""
 
-    message: bytes | None  # the framed message, if one arrived whole
+    message: bytes | None  # the framed message (the second, with ``then``), if one arrived whole
     returncode: int | None  # None if it was still running when the grader killed it
     stderr: str  # the last few KB of what it wrote to standard error
     timed_out: bool = False
     over_limit: bool = False
     seconds: float = 0.0
+    first: bytes | None = None  # with ``then``: the first message
 
 
 def _kill(p: subprocess.Popen) -> None:
@@ -100,8 +102,13 @@ def _kill(p: subprocess.Popen) -> None:
 
 
 def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dict | None = None,
-        started=None) -> Finished:
+        started=None, then: bytes | None = None) -> Finished:
     """Run cmd, feed it stdin, and read one framed message from its stdout within limit bytes and deadline_s.
+
+    ``then``: more input, written only once a first message is in; a second message is then read (same cap,
+    same deadline in all) and returned, the first in ``Finished.first``. What the process holds before its first
+    message cannot include ``then``: the verification sends the hidden checks' inputs this way, after the visible
+    checks' results, whose messages a student sees.
 
     The process (a sandbox) is killed as soon as its message is in, on the deadline, or when it sends more
     than ``limit`` bytes; nothing it leaves running (a thread, a background process holding its stdout open)
@@ -118,13 +125,18 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
     for fd in (out_fd, err_fd, in_fd):
         os.set_blocking(fd, False)
     pending = memoryview(stdin)
-    if not pending:
+    if not pending and then is None:
         p.stdin.close()
     open_fds = {out_fd, err_fd}
     result = Finished(None, None, "")
     try:
         while True:
             message = _message(out, limit)
+            if message is not None and then is not None:
+                result.first = message
+                del out[:len(bytes(out[:24]).partition(b"\n")[0]) + 1 + len(message)]
+                pending, then = memoryview(bytes(pending) + then), None
+                continue
             if message is not None:
                 result.message = message
                 break
@@ -143,7 +155,7 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
                     pending = pending[os.write(in_fd, pending[:1 << 16]):]
                 except BrokenPipeError:
                     pending = memoryview(b"")
-                if not pending:
+                if not pending and then is None:
                     p.stdin.close()
             for fd in r:
                 chunk = os.read(fd, 1 << 20)

@@ -4,10 +4,11 @@ nbgrader runs a student's code and the tests in one kernel, so code that patches
 input transformer or rewrites `assert` can pass anything there. Here the tests are data (course_lib.checks),
 so the harness can check every autograded cell a second time without trusting the kernel:
 
-1. child (sandboxed, `python -m autograde.verify child NOTEBOOK PAYLOADS OUT`): run the student's own code
-   cells (not test cells, not `demo` cells) in a private IPython shell, call each exercise's function on the
-   encoded inputs of its checks, write the outcomes as tagged JSON (never pickle). It sees no references,
-   no solutions, no gradebook;
+1. child (sandboxed, `python -m autograde.verify child`, its job framed on standard input): run the student's
+   own code cells (not test cells, not `demo` cells) in a private IPython shell, call each exercise's function
+   on the encoded inputs of its checks, write the outcomes as tagged JSON (never pickle). It sees no
+   references, no solutions, no gradebook; the hidden checks' inputs reach it only after it has sent the
+   visible checks' outcomes (whose messages the student sees), in a second round;
 2. parent (trusted, this process): decode the outcomes, compare them with the expected values (visible
    checks' own, hidden checks' stored references) using each check's comparator.
 
@@ -17,8 +18,10 @@ each cell with the lower of the in-kernel and out-of-kernel results and flags di
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
+import math
 import os
 import sys
 import time
@@ -112,30 +115,97 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str):
         return CheckResult(name, len(cases), [("*", f"could not compare the results: {type(e).__name__}: {e}"[:300])])
 
 
-MEMORISED_MIN_CASES = 3  # below this, failing every hidden case says too little about the answer
+MEMORISED_MIN_CASES = 3  # informative hidden cases needed before their results say anything about an answer
+MEMORISED_SHARE = 1 / 3  # an answer passing fewer of them than this did not compute what its visible cases show
 
 
-def memorised(payloads: dict, judged: dict) -> dict[str, str]:
-    """{visible check name: message} for visible checks passed by an answer that fails every case of its
-    exercise's hidden checks: the visible inputs are public, so outputs typed in for them (a lookup table)
-    pass; other inputs are what show an answer computes. The check then fails outside the kernel while it
-    passed inside, so the row is flagged for a look (an instructor can give the points back)."""
-    def fails_all(result) -> bool:
-        labels = {label for label, _ in result.failures if label not in ("rules", "*")}
-        return result.n_cases >= MEMORISED_MIN_CASES and len(labels) >= result.n_cases
+def _null_answers() -> list:
+    """Answers that compute nothing: the input back, zeros, ones, the argmax, a constant, an error. A hidden case
+    one of them passes (a filter that keeps everything, a must-raise case) shows nothing about an answer."""
+    import torch
+
+    def first(args):
+        return args[0] if args else None
+
+    def like(f):
+        return lambda *a, **k: f(first(a)) if isinstance(first(a), torch.Tensor) else None
+
+    def batch_zeros(*a, **k):
+        x = first(a)
+        return torch.zeros(x.shape[:-1], dtype=torch.long) if isinstance(x, torch.Tensor) and x.dim() else None
+
+    def raising(exc):
+        def null(*a, **k):
+            raise exc("null answer")
+        return null
+
+    constants = [None, 0, 1, -1, 0.0, 1.0, True, False, (0, 0), [], ""]
+    def copied(*a, **k):  # the input back, as a new object (a step must not return its input itself)
+        x = first(a)
+        return x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x)
+
+    return ([lambda *a, **k: first(a), copied, like(torch.zeros_like), like(torch.ones_like), batch_zeros,
+             like(lambda x: x.argmax(dim=-1) if x.dim() else x), like(lambda x: torch.full_like(x, -math.inf)),
+             raising(ValueError), raising(TypeError)]
+            + [(lambda c: lambda *a, **k: c)(c) for c in constants])
+
+
+@functools.lru_cache(maxsize=256)
+def trivial_cases(course: Course, name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(labels of a hidden check's cases, those of them some null answer passes), computed here (trusted)."""
+    from course_lib.checks.engine import judge, run_cases
+
+    registry = course.hidden_registry()
+    chk = registry.get(name)
+    cases = chk.cases()
+    expected = registry.expected_values(name, cases)
+    labels = frozenset(c.label for c in cases)
+    passed: set[str] = set()
+    for null in _null_answers():
+        failed = {label for label, _ in judge(chk, cases, run_cases(chk, null, cases), expected).failures}
+        if "*" not in failed:
+            passed |= labels - failed
+    return labels, frozenset(passed)
+
+
+def memorised(payloads: dict, judged: dict, cases_of=None) -> dict[str, str]:
+    """{visible check name: message} for visible checks passed by an answer that passes less than
+    MEMORISED_SHARE of its exercise's informative hidden cases (those no null answer passes): the visible
+    inputs are public, so outputs typed in for them (a lookup table, or values read at run time) pass; other
+    inputs are what show an answer computes. The check then fails outside the kernel while it passed inside,
+    so the row is flagged for a look (an instructor can give the points back).
+    cases_of(name) -> (labels, trivially passed labels) of a hidden check (``trivial_cases``); without it,
+    every case counts as informative."""
+    def tally(name: str, result) -> tuple[int, int] | None:
+        """(informative cases, of them passed) of one hidden check; None if its outcomes say nothing."""
+        failed = {label for label, _ in result.failures}
+        if failed & {"*", "rules"}:
+            return None  # unreadable outcomes or a broken rule: nothing to say here
+        if cases_of is None:
+            return result.n_cases, result.n_cases - len(failed)
+        labels, trivial = cases_of(name)
+        informative = labels - trivial
+        return len(informative), len(informative - failed)
 
     hidden_of: dict[str, list] = {}
     for name, info in payloads.items():
         if info["kind"] == "hidden_check" and name in judged:
-            hidden_of.setdefault(info["exercise"], []).append(judged[name])
+            hidden_of.setdefault(info["exercise"], []).append(name)
     out = {}
     for name, info in payloads.items():
         hidden = hidden_of.get(info["exercise"], [])
-        if info["kind"] != "hidden_check" and name in judged and judged[name].passed and hidden \
-                and all(fails_all(r) for r in hidden):
-            out[name] = (f"{name}: its visible cases pass, but every one of the hidden cases of the same exercise "
-                         "(other inputs) fails: points for the visible cases need an answer that computes, "
-                         "not outputs typed in for their inputs")
+        if info["kind"] == "hidden_check" or name not in judged or not judged[name].passed or not hidden \
+                or all(judged[h].passed for h in hidden):
+            continue
+        counts = [tally(h, judged[h]) for h in hidden]
+        if None in counts:
+            continue
+        n, passed = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        if n >= MEMORISED_MIN_CASES and passed < MEMORISED_SHARE * n:
+            out[name] = (f"{name}: its visible cases pass, but the hidden cases of the same exercise (other inputs) "
+                         f"almost all fail ({passed} of the {n} that an answer computing nothing cannot pass): points "
+                         "for the visible cases need an answer that computes, not outputs typed in or looked up "
+                         "for their inputs")
     return out
 
 
@@ -214,7 +284,13 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
                 "AUTOGRADE_SKIP_CELLS": ",".join(str(i) for i in sorted(skip_cells)),
                 "AUTOGRADE_CHECK_PACKAGES": course.visible_package})
     argv = [sys.executable, "-m", "autograde.verify", "child"]
-    job = json.dumps({"notebook": notebook_json, "payloads": payloads}).encode()
+    # Two rounds: the visible checks' inputs with the notebook, the hidden checks' only once the visible results
+    # are in. A visible check's message reaches the student's page, and nothing the process holds before then
+    # (memory an answer can search, not only the inputs it is called with) includes a hidden input.
+    visible = {n: info for n, info in payloads.items() if info["kind"] != "hidden_check"}
+    hidden = {n: info for n, info in payloads.items() if info["kind"] == "hidden_check"}
+    job = boundary.frame(json.dumps({"notebook": notebook_json, "payloads": visible, "then": bool(hidden)}).encode())
+    then = boundary.frame(json.dumps({"payloads": hidden}).encode()) if hidden else None
     group = (sandbox.MemoryGroup(policy.memory_bytes, "verify", watch_bytes=policy.address_space)
              if sandboxed else None)
     if sandboxed:
@@ -226,7 +302,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     try:
         try:
             done = boundary.run(cmd, job, limit=OUTCOME_LIMIT, deadline_s=wall_s, env=run_env,
-                                started=group.started if group is not None else None)
+                                started=group.started if group is not None else None, then=then)
         finally:
             verdict.memory_limit = group is not None and group.hit()
             if group is not None:
@@ -237,7 +313,9 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
                                     "the verification output was over its size limit" if done.over_limit else
                                     f"the verification process exited ({done.returncode}) before sending its "
                                     "results")
-        results = boundary.check_outcomes(done.message, set(payloads), limit=OUTCOME_LIMIT)
+        results = boundary.check_outcomes(done.message, set(hidden) if then else set(visible), limit=OUTCOME_LIMIT)
+        if then:
+            results.update(boundary.check_outcomes(done.first, set(visible), limit=OUTCOME_LIMIT))
     except boundary.Rejected as e:
         verdict.error = str(e)
         verdict.seconds = time.perf_counter() - t0
@@ -254,7 +332,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         passed[name] = result.passed and not broken
         if not passed[name]:
             verdict.messages[name] = "\n".join(([] if result.passed else [result.message]) + broken)
-    for name, message in memorised(payloads, judged).items():
+    for name, message in memorised(payloads, judged, functools.partial(trivial_cases, course)).items():
         if passed[name]:
             passed[name], verdict.messages[name] = False, message
     verdict.cells = {g: all(passed[n] for n in names) for g, names in cells.items()}
@@ -291,12 +369,35 @@ def _child() -> int:
 
     import nbformat
 
-    job = json.loads(sys.stdin.buffer.read())
+    read, write = os.read, os.write  # kept before any student code runs (a cell may replace os's)
+
+    def read_frame() -> dict:
+        """One framed job from the standard input (as boundary.frame writes it), read no further."""
+        head = b""
+        while not head.endswith(b"\n") and len(head) < 24:
+            head += read(0, 1) or b"\n"
+        if not head.strip().isdigit():
+            raise SystemExit("no job on standard input")
+        data, n = bytearray(), int(head)
+        while len(data) < n:
+            chunk = read(0, n - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return json.loads(bytes(data))
+
+    def send(message: dict) -> None:
+        payload = json.dumps(message).encode()
+        write(out_fd, b"%d\n" % len(payload))
+        view = memoryview(payload)
+        while view:
+            view = view[write(out_fd, view):]
+
+    job = read_frame()
     out_fd = os.dup(1)  # the framed result goes here; the student's code sees a /dev/null standard output
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     real_exit = os._exit
-    payloads = job["payloads"]
     nb = nbformat.reads(job["notebook"], as_version=4)
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -348,40 +449,40 @@ def _child() -> int:
                 pass
         sink.seek(0)
         sink.truncate()
-    results = {}
     hung: dict[str, str] = {}  # exercise -> the check whose call ran over the step limit
-    # Every visible check runs before any hidden one: a visible check's message reaches the student's feedback,
-    # and an answer that recorded the hidden inputs it was called with could otherwise put them in it.
-    order = sorted(payloads, key=lambda n: payloads[n]["kind"] == "hidden_check")
-    for name in order:
-        info = payloads[name]
+
+    def run_checks(payloads: dict) -> dict[str, str]:
+        results = {}
+        for name, info in payloads.items():
+            results[name] = run_check(name, info)
+        return results
+
+    def run_check(name: str, info: dict) -> str:
         fn = shell.user_ns.get(info["exercise"])
         if info.get("forbidden") and (busy := _student_threads()):
             # the rules are watched in this thread only; a thread the notebook left running could do the work
             why = (f"a thread your notebook started ({busy}) was still running when this check ran: the rules of "
                    "this exercise cannot be checked next to it (answers must not leave threads running)")
-            results[name] = json.dumps([{"label": c["label"], "error": why, "mutated": []}
-                                        for c in json.loads(info["payload"])["cases"]])
-            continue
+            return json.dumps([{"label": c["label"], "error": why, "mutated": []}
+                               for c in json.loads(info["payload"])["cases"]])
         if info["exercise"] in hung:
             # as in the kernel, where the test cell stops at its first endless call: one loop costs one answer once
             why = f"StepTimeout: not run: {info['exercise']} took longer than {step} s in {hung[info['exercise']]}"
-            results[name] = json.dumps([{"label": "*", "error": why, "mutated": []}])
-            continue
+            return json.dumps([{"label": "*", "error": why, "mutated": []}])
         try:
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), limit_step():
-                results[name] = engine.run_encoded(fn, info["payload"])
+                return engine.run_encoded(fn, info["payload"])
         except BaseException as e:  # the student's error (a timeout, SystemExit) is the check's outcome
-            results[name] = json.dumps([{"label": "*", "error": f"{type(e).__name__}: {e}", "mutated": []}])
             if isinstance(e, StepTimeout):
                 hung[info["exercise"]] = name
-        sink.seek(0)
-        sink.truncate()
-    payload = json.dumps(results).encode()
-    os.write(out_fd, b"%d\n" % len(payload))
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(out_fd, view):]
+            return json.dumps([{"label": "*", "error": f"{type(e).__name__}: {e}", "mutated": []}])
+        finally:
+            sink.seek(0)
+            sink.truncate()
+
+    send(run_checks(job["payloads"]))  # the visible checks
+    if job.get("then"):
+        send(run_checks(read_frame()["payloads"]))  # the hidden checks, sent only now
     real_exit(0)  # a thread the student left running must not keep this process waiting
 
 

@@ -73,6 +73,10 @@ def _gen_cases() -> list[Case]:
               Case((nxt, [[3]], 3, g), dict(stop_sequences=[[5, 6]]), label="a stop completed by the last allowed token"),
               Case((nxt, [[3]], 10, g), dict(eos_id=6, stop_sequences=[[5, 6]]),
                    label="the EOS token would also complete a stop sequence")]
+    # a text stop that only the bytes of several tokens decode to (a blind class decoded token by token)
+    cases.append(Case((Resource("nb04_llama_lm"), [[ord("h")]], 10, g),
+                      dict(stop_sequences=["\U0001f999"], tokenizer=Resource("nb04_byte_tokenizer")),
+                      label="byte tokens: the text stop (a llama emoji) is 4 tokens, none a character alone"))
     # a text stop that the prompt already contains: only the new tokens count (ids 4 5 6 spell "User:")
     cases.append(Case((nxt, [[4, 5, 6]], 5, g), dict(stop_sequences=["User:"], tokenizer=Resource("nb04_toy_tokenizer")),
                       label='the prompt itself spells the text stop "User:"'))

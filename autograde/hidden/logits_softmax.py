@@ -70,6 +70,9 @@ def _temperature_cases() -> list[Case]:
         # T = 0 taken as a tiny temperature passes on random logits; one float32 step apart it is not one-hot
         Case((torch.tensor([[1.0, 0.99999988, 0.0], [-3.0, 2.0, 2.0 - 2.4e-7]]), 0),
              label="T=0 on near-ties one float32 step apart: exactly one-hot"),
+        # T = 0 faked as T = 1e-10 (a blind class): float64 logits 1e-12 apart, and float32 logits near the top
+        Case((torch.tensor([1.0, 1.0 + 1e-12], dtype=torch.float64), 0), label="T=0, float64 logits 1e-12 apart"),
+        Case((torch.tensor([3e38, 1e38, 0.0]), 0), label="T=0 on float32 logits near the largest float"),
         Case((_randn(4, 8, seed=23, scale=10), 1e-6), label="tiny T=1e-6"),
         Case((torch.tensor([0.0, 1e-6, -1e-6]), 1e-6), label="tiny T=1e-6 on logits 1e-6 apart: not greedy"),
         Case((torch.tensor([[0.5, 0.5 + 3e-5], [2.0, 2.0]], dtype=torch.float64), 1e-5), label="T=1e-5, float64"),
@@ -114,6 +117,11 @@ def _logprob_cases() -> list[Case]:
     # the text: "run the model under torch.no_grad()" (same numbers either way: a toy model that refuses autograd)
     cases += [Case((Resource("nb02_next_id_lm_nograd"), Resource("nb02_id_tokenizer"), "2 3 4 0"),
                    label="next-id toy model that refuses to run with autograd on, '2 3 4 0'")]
+    # the text: use your log_softmax (a blind class took log(softmax): -inf where the probability underflows)
+    cases += [Case((Resource("nb02_improbable_lm"), Resource("nb02_id_tokenizer"), "2 3 7"),
+                   label="toy model: token 7 after 3 is e^-200 times less likely than its rival")]
+    # the text: fewer than 2 *tokens* (a blind class counted words): one word, two tokens
+    cases += [Case((model, tok, "Hello!"), label="SmolLM2, 'Hello!': one word, two tokens")]
     cases += raises_case("ValueError", model, tok, "", label="empty text: must raise ValueError")
     return cases
 

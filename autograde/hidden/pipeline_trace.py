@@ -96,6 +96,8 @@ def _topk_cases() -> list[Case]:
     lm, toy = Resource("nb01_pow2_lm"), Resource("nb01_id_tokenizer")
     model, tok = Resource("smollm2_fp32"), Resource("smollm2_tokenizer")
     return ([Case((model, tok, p, k), label=f"SmolLM2, {p!r}, k={k}") for p, k in _PROMPTS]
+            # the text: encode the prompt as it is (a blind class stripped it; a trailing space is its own token)
+            + [Case((model, tok, "The capital of France is ", 5), label="SmolLM2, a prompt ending in a space, k=5")]
             + [Case((lm, toy, "4 4 4 2", 6), label="toy model, '4 4 4 2', k=6"),
                Case((lm, toy, "7", 2), label="toy model, '7', k=2"),
                Case((Resource("nb01_pow2_lm_bf16"), toy, "5", 4), label="toy model with bfloat16 logits, k=4"),

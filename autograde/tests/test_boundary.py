@@ -184,6 +184,24 @@ def test_run_feeds_large_input_while_reading():
     assert done.message == b"y" * 10
 
 
+def test_run_holds_back_the_second_input_until_the_first_message_is_in():
+    # The child reads its first input, waits 1 s and looks for more on its standard input (nothing may be there
+    # yet), reports that, then reads the second input (which must come now) and echoes it.
+    code = ("import os, select, sys, time\n"
+            "first = os.read(0, 6)\n"
+            "time.sleep(1.0)\n"
+            "early = bool(select.select([0], [], [], 0)[0])\n"
+            "msg = first + (b' early' if early else b' clean')\n"
+            "os.write(1, b'%d\\n' % len(msg) + msg)\n"
+            "rest = os.read(0, 100)\n"
+            "os.write(1, b'%d\\n' % len(rest) + rest)\n")
+    done = boundary.run(_child(code), b"first!", limit=100, deadline_s=60, then=b"second")
+    assert done.first == b"first! clean" and done.message == b"second"
+    # control: the same bytes sent at once are there before the first message
+    both = boundary.run(_child(code), b"first!second", limit=100, deadline_s=60)
+    assert both.message == b"first! early"
+
+
 @settings(max_examples=30, deadline=None, derandomize=True)
 @seed(7)
 @given(st.binary(max_size=64))

@@ -373,3 +373,14 @@ def test_code_run_from_a_string_anywhere_in_the_notebook_breaks_the_rule():
     honest = ["import torch\n", "def softmax(logits):\n    z = (logits - logits.amax(-1, keepdim=True)).exp()\n"
               "    return z / z.sum(-1, keepdim=True)\n"]
     assert notebook_violations(honest, "softmax", SOFTMAX_FORBIDDEN) == []
+
+
+def test_torchscript_compiled_from_a_string_breaks_the_rule():
+    """Red team 9 ran scaled_dot_product_attention inside TorchScript compiled from a string
+    (`torch.jit.CompilationUnit(SRC)`): the run-time watch saw the kernel, the text reading did not. Now the
+    reading refuses it like exec. Control: the notebook without that cell is clean."""
+    cells = ["import torch\n", "SRC = 'def f(x):\\n    return torch.softmax(x, -1)\\n'\ncu = torch.jit.CompilationUnit(SRC)\n",
+             "def softmax(logits):\n    return cu.f(logits)\n"]
+    text = notebook_violations(cells, "softmax", SOFTMAX_FORBIDDEN)
+    assert [v.function for v in text] == ["code cell 2"] and "CompilationUnit" in text[0].rule
+    assert notebook_violations([cells[0], cells[2]], "softmax", SOFTMAX_FORBIDDEN) == []

@@ -93,6 +93,19 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "square": "def square(x):\n    odd = [s for s in SEEN if not isinstance(s, (int, float))]\n"
                       "    if odd:\n        raise ValueError(f'SEEN {odd!r}')\n    return x ** 2\n"}
     submit(folder, "leak", student_notebook(course, leak))
+    # red team 9: an answer that searches the verification process's memory (objects, callers' frames) for the
+    # checks' inputs during a visible check, to print them in its message: it finds the visible check's (so
+    # the search works: it fails that check outside the kernel, where it has something to print), never a hidden one
+    snoop = {**CORRECT, "square": (
+        "import gc, sys\ndef square(x):\n"
+        "    found = [o for o in gc.get_objects() if isinstance(o, dict) and isinstance(o.get('payloads'), dict)]\n"
+        "    f = sys._getframe()\n    while f is not None:\n"
+        "        found += [v for k, v in f.f_locals.items() if k in ('job', 'payloads') and isinstance(v, dict)]\n"
+        "        f = f.f_back\n"
+        "    names = sorted({n for d in found for n in d.get('payloads', d)})\n"
+        "    if names:\n"
+        "        raise ValueError('SNOOPED ' + repr(names))\n    return x ** 2\n")}
+    submit(folder, "snoop", student_notebook(course, snoop))
     (folder / "absent" / "fx").mkdir(parents=True)
     # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
     submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
@@ -106,7 +119,8 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade"),
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
             "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade"),
-            "onecell": (3, "needs_manual_grade"), "worker": (2, "flagged"), "leak": (3, "needs_manual_grade")}
+            "onecell": (3, "needs_manual_grade"), "worker": (2, "flagged"), "leak": (3, "needs_manual_grade"),
+            "snoop": (2, "flagged")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -153,6 +167,8 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert worker["result"] == "failed" and "a thread your notebook started" in worker["error"]
     leak = (out / "feedback" / "leak" / "fx" / "fx.html").read_text()
     assert "array(" not in html.unescape(leak) and "SEEN [" not in html.unescape(leak)
+    snooped = records["snoop"]["notebooks"]["fx"]["tests"][1]["error"]
+    assert "SNOOPED ['double', 'square']\n" in snooped  # before the fix: ['double', 'double_hidden', 'square']
 
 
 def test_no_process_outlives_its_grading(graded):
@@ -180,7 +196,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
                                             "background", "renamed", "forbidden", "markup", "moved", "instructor",
-                                            "guess", "onecell", "worker", "leak"}
+                                            "guess", "onecell", "worker", "leak", "snoop"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         if page.parts[-3] == "guess":  # what the student printed is theirs; nothing else of the hidden test

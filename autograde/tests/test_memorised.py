@@ -1,9 +1,13 @@
 """Visible points need an answer that computes: outputs typed in for the public visible inputs are refused.
 
 The visible checks' inputs and expected values are public (they ship with course_lib), so a lookup table of
-them passes every visible case. `autograde.verify.memorised` withholds a visible check's points when every
-case of the same exercise's hidden checks (other inputs) fails; an answer with an edge-case bug fails some
-hidden cases, never all of them, and keeps its visible points.
+them passes every visible case. `autograde.verify.memorised` withholds a visible check's points when the answer
+passes less than a third of the same exercise's *informative* hidden cases: those that no answer computing
+nothing passes (`trivial_cases` runs a null zoo, the input back, zeros, a constant, an error..., on every hidden
+case, in the grader). Red team 9 read the visible expected values at run time and fell back on the input
+unchanged elsewhere: a filter that keeps everything passes the hidden cases that remove nothing, which dodged the
+old rule (every hidden case failed). An answer with an edge-case bug fails some hidden cases, not most of them,
+and keeps its visible points.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from __future__ import annotations
 import torch
 
 from autograde.course import Course
-from autograde.verify import MEMORISED_MIN_CASES, memorised
+import functools
+
+from autograde.verify import MEMORISED_MIN_CASES, memorised, trivial_cases
 from course_lib.checks.engine import CheckResult, evaluate
 
 
@@ -78,3 +84,41 @@ def test_too_few_hidden_cases_or_unreadable_outcomes_say_nothing():
     assert set(memorised(payloads, {"f": passed, "f_hidden": all_failed})) == {"f"}
     # a visible check that failed on its own keeps its own message
     assert memorised(payloads, {"f": CheckResult("f", 4, [("a", "wrong")]), "f_hidden": all_failed}) == {}
+
+
+def test_a_lookup_with_a_do_nothing_fallback_gets_no_visible_points_and_an_honest_bug_keeps_them():
+    course = Course()
+    cases_of = functools.partial(trivial_cases, course)
+    visible = course.visible_registry().get("top_k_filter")
+    table = [(c.args, c.expected) for c in visible.cases() if c.raises is None]
+
+    def lookup(logits, k):  # red team 9's l5: the public answer where the input is public, else the input back
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError("k must be a positive integer")
+        for (x, kk), y in table:
+            if kk == k and x.shape == logits.shape and x.dtype == logits.dtype and torch.equal(x, logits):
+                return y.clone()
+        return logits.clone()
+
+    def float32_threshold(logits, k):  # class 8: honest, but the k-th value is taken in float32
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError("k must be a positive integer")
+        if k >= logits.shape[-1]:
+            return logits.clone()
+        kth = torch.topk(logits.float(), k, dim=-1).values[..., -1:]
+        return logits.masked_fill(logits.float() < kth, float("-inf"))
+
+    payloads = _payloads("top_k_filter", "top_k_filter", "top_k_filter_hidden")
+    for fn, caught in ((lookup, True), (float32_threshold, False)):
+        judged = {"top_k_filter": _judged(course, "top_k_filter", "check", fn),
+                  "top_k_filter_hidden": _judged(course, "top_k_filter_hidden", "hidden_check", fn)}
+        assert judged["top_k_filter"].passed and not judged["top_k_filter_hidden"].passed, fn.__name__
+        assert bool(memorised(payloads, judged, cases_of)) is caught, fn.__name__
+        # the old rule (every hidden case failing) let the lookup keep its points
+        assert memorised(payloads, judged, lambda name: (frozenset(), frozenset())) == {} or not caught
+
+
+def test_the_null_zoo_marks_only_cases_an_answer_computing_nothing_passes():
+    labels, trivial = trivial_cases(Course(), "top_k_filter_hidden")
+    assert trivial and trivial < labels                 # some (k >= V, must-raise), never all
+    assert len(labels - trivial) >= MEMORISED_MIN_CASES

@@ -254,13 +254,14 @@ class CheckResult:
             return f"{self.name}: no cases were run"
         # rule failures ("do not use torch.softmax") are not cases: counting them as cases once read "10 of 9"
         n_rules = sum(1 for label, _ in self.failures if label == "rules")
-        n_bad = len(self.failures) - n_rules
+        whole = any(label == "*" for label, _ in self.failures)  # the check as a whole: every case counts as failed
+        n_bad = self.n_cases if whole else len(self.failures) - n_rules
         head = f"{self.name}: {n_bad} of {self.n_cases} cases failed" if n_bad else f"{self.name}:"
         if n_rules:
             head += (", and" if n_bad else "") + " the answer breaks a rule of the exercise"
         lines = [head]
         for label, msg in self.failures[:3]:
-            what = "  rule: " if label == "rules" else f"  case {label!r}: "
+            what = "  rule: " if label == "rules" else "  every case: " if label == "*" else f"  case {label!r}: "
             lines.append(what + msg.replace("\n", "\n    "))
         if len(self.failures) > 3:
             lines.append(f"  ... and {len(self.failures) - 3} more")
@@ -1070,8 +1071,13 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
     Failures are listed smallest input first (the first one shown is the easiest to reproduce by hand), each
     with the call written out when it is short."""
     failures: list[tuple[str, str]] = []
-    if len(outcomes) != len(cases) or len(expected) != len(cases):
-        return CheckResult(check.name, len(cases), [("*", "internal error: outcome/case count mismatch")], check.hint)
+    if len(expected) != len(cases):
+        return CheckResult(check.name, len(cases), [("*", "internal error: expected values and cases differ in number")],
+                           check.hint)
+    if len(outcomes) != len(cases):
+        return CheckResult(check.name, len(cases), [("*", f"{len(outcomes)} results came back for {len(cases)} cases: a "
+                                                    "result that cannot be read back (too large, or never finished "
+                                                    "being read) counts as wrong")], check.hint)
     for case, out, exp in zip(cases, outcomes, expected):
         if out.label != case.label:
             failures.append((case.label, "internal error: outcome for a different case"))

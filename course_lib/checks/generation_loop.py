@@ -294,7 +294,7 @@ def attention_out(rtol: float = 1e-4, atol: float = 1e-5):
             if msg:
                 extra = ""
                 if name == "k_all" and isinstance(g, torch.Tensor) and g.shape == e.shape:
-                    extra = " (cached positions come first, then the new ones: torch.cat([k_cache, k_new], dim=2))"
+                    extra = " (cached positions come first, then the new ones, along the positions axis)"
                 return f"{name}: {msg}{extra}"
         return None
 

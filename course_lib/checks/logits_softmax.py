@@ -91,6 +91,17 @@ register_resource("nb02_next_id_lm", next_id_lm)
 register_resource("nb02_id_tokenizer", ToyTokenizer)
 register_resource("nb02_next_id_lm_nograd", lambda: NoGradBigramLM(next_id_lm().table.data))
 
+
+def improbable_lm() -> BigramLM:
+    """After token i, token (i + 1) % V has logit 0 and every other token -200: p ~ e^-200, below float32's
+    smallest number, so only a log-softmax scores it (-200), never log(softmax) (-inf)."""
+    table = torch.full((TOY_V, TOY_V), -200.0)
+    table[torch.arange(TOY_V), (torch.arange(TOY_V) + 1) % TOY_V] = 0.0
+    return BigramLM(table)
+
+
+register_resource("nb02_improbable_lm", improbable_lm)
+
 # Hugging Face transformers 5.24 on the same GGUF file (SmolLM2-135M-Instruct.Q4_1, float32, CPU), with
 # ids from course_lib's tokenizer: sum_logprob = -loss * (n - 1) and ppl = exp(loss) for
 # `model(ids, labels=ids)`, which scores tokens 2..n exactly like our convention. course_lib's model

@@ -129,7 +129,9 @@ HOOKS = {"sys.setprofile": "sys.setprofile", "sys.settrace": "sys.settrace", "th
 # break every rule, since that code can rebind any name an answer calls (red team 7 built a softmax that switched
 # the watch off in a cell that ran exec(base64...), and an answer that called it by a name bound nowhere in text)
 STRING_CODE = {"builtins.eval", "builtins.exec", "builtins.compile", "pickle.loads", "marshal.loads",
-               "runpy.run_path", "runpy.run_module", "types.FunctionType", "types.CodeType"}
+               "runpy.run_path", "runpy.run_module", "types.FunctionType", "types.CodeType",
+               # TorchScript compiled from a string (red team 9 ran scaled_dot_product_attention that way)
+               "torch.jit.CompilationUnit", "torch.jit.CompilationUnit.define", "torch.jit.frontend.get_jit_def"}
 DUNDER_LOOKUPS = {"__dict__", "__builtins__", "__globals__", "__code__"}
 UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
 BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")} | {"getattr"}

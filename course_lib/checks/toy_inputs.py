@@ -44,6 +44,28 @@ def _letter_tokenizer() -> ToyTokenizer:
     return ToyTokenizer([LETTERS[i % 26] for i in range(256)])
 
 
+class ByteTokenizer:
+    """decode(ids) = the UTF-8 text of the bytes `ids` (as a byte-level BPE decodes): a token may hold part of a
+    character, which decodes to U+FFFD on its own."""
+
+    def decode(self, ids) -> str:
+        return bytes(int(i) % 256 for i in ids).decode("utf-8", errors="replace")
+
+
+LLAMA_TEXT = "hi \U0001f999!"  # every byte distinct, so a bigram model can spell it; the llama is 4 bytes
+
+
+def _llama_lm() -> TableLM:
+    """Greedy spells LLAMA_TEXT's bytes after its first byte, then repeats the last one."""
+    data = LLAMA_TEXT.encode()
+    table = torch.zeros(256, 256)
+    for a, b in zip(data, data[1:] + data[-1:]):
+        table[a, b] = 10.0
+    return TableLM(table)
+
+
+register_resource("nb04_byte_tokenizer", ByteTokenizer)
+register_resource("nb04_llama_lm", _llama_lm)
 register_resource("nb04_pair_tokenizer", _pair_tokenizer)
 register_resource("nb04_letter_tokenizer", _letter_tokenizer)
 for _i in range(4):
