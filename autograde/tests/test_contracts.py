@@ -384,3 +384,26 @@ def test_torchscript_compiled_from_a_string_breaks_the_rule():
     text = notebook_violations(cells, "softmax", SOFTMAX_FORBIDDEN)
     assert [v.function for v in text] == ["code cell 2"] and "CompilationUnit" in text[0].rule
     assert notebook_violations([cells[0], cells[2]], "softmax", SOFTMAX_FORBIDDEN) == []
+
+
+def test_course_libs_own_loop_is_not_an_answer_to_generate_loop():
+    """Reader 10 passed 04's generate_loop visibly (12/12) with course_lib's own `generate` wrapped in a few lines:
+    04's exercises 1 and 4 now forbid the loop (`generate`, `stream` and their helpers), as 03 forbids the steps.
+    Control: the reference loop, which takes course_lib's `greedy` as its default step, breaks no rule."""
+    from autograde.course import Course
+    from autograde.references import reference_namespace
+    from course_lib.checks.engine import VISIBLE, evaluate
+    from course_lib.generate import generate, greedy
+
+    def wrapped(model, prompts, max_new_tokens, step=greedy, eos_id=None, stop_sequences=(), tokenizer=None,
+                generator=None):
+        outs = generate(model, prompts, max_new_tokens, step=step, generator=generator, use_cache=False,
+                        stop_tokens=() if eos_id is None else (eos_id,), progress=False)
+        return [{"tokens": o, "finish_reason": "eos" if len(o) < max_new_tokens else "length"} for o in outs]
+
+    chk = VISIBLE.get("generate_loop")
+    rules = [m for label, m in evaluate(chk, wrapped, raise_on_fail=False, quiet=True).failures if label == "rules"]
+    assert rules and "course_lib.generate.generate" in rules[0]
+    course = Course()
+    reference = reference_namespace(course, course.solutions / "04_generation_loop" / "04_generation_loop.ipynb")
+    assert evaluate(chk, reference["generate_loop"], raise_on_fail=False, quiet=True).passed

@@ -396,8 +396,14 @@ def _beam_cases() -> list[Case]:
     ]
 
 
+# course_lib's own loop (notebook 04's demonstrations use it) would answer exercises 1 and 4 for the student;
+# its steps (greedy, multinomial) stay allowed: the loop's default step is greedy
+LOOP_FORBIDDEN = ("course_lib.generate.generate", "course_lib.generate.stream", "course_lib.generate._steps",
+                  "course_lib.generate._left_pad")
+
 CHECKS = [
     Check(name="generate_loop", exercise="generate_loop", cases=_generate_loop_cases, compare=generations,
+          forbidden=LOOP_FORBIDDEN,
           hint="Run the first failing case by hand, printing idx, the mask and the chosen ids each step: is every "
                "row's last real token in the last column, does a finished row stay frozen, is a text stop searched "
                "in the decoded text of ALL its new tokens?"),
@@ -414,7 +420,7 @@ CHECKS = [
     Check(name="fit_exponent", exercise="fit_exponent", cases=_fit_cases, compare=allclose(rtol=1e-6, atol=1e-6),
           contract=Contract(number=True),
           hint="Least-squares slope of log(t) against log(n)."),
-    Check(name="beam_search", exercise="beam_search", cases=_beam_cases, compare=beam_result(),
+    Check(name="beam_search", exercise="beam_search", cases=_beam_cases, compare=beam_result(), forbidden=LOOP_FORBIDDEN,
           hint="Keep the best `beam_width` expansions over ALL beams; a candidate ending in EOS is finished; "
                "rank finished ones by sum log p / length ** length_penalty (EOS counted, prompt not)."),
 ]

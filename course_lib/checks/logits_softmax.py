@@ -399,7 +399,7 @@ def _perplexity_cases() -> list[Case]:
 CHECKS = [
     Check("softmax", "softmax", _softmax_cases, probs_close(), forbidden=SOFTMAX_FORBIDDEN,
           hint="only differences of logits matter: which per-row shift keeps every exponent <= 0? If a per-row "
-               "value does not broadcast against the row, look up keepdim in Tensor.amax; never write into the input."),
+               "value does not broadcast against the row, which size-1 dimension is it missing? Never write into the input."),
     Check("log_softmax", "log_softmax", _log_softmax_cases, probs_close(rtol32=1e-5, atol32=1e-5, log=True),
           forbidden=SOFTMAX_FORBIDDEN,
           hint="stay in log space, as the formula above the exercise does: run [0., -200.] and print each intermediate "

@@ -428,7 +428,7 @@ CHECKS = [
           hint="check against the notes: 100K x 12288 at 2 bytes per value is ~2.4 GB, so your function must "
                "return ~2.4e9 (bytes, not GB)."),
     Check("causal_mask", "causal_mask", _mask_cases, mask_compare,
-          hint="a lower-triangular bool matrix: True on and below the diagonal (look at torch.tril)."),
+          hint="which entries (query i, key j) may be True: is j <= i or j >= i, and is your matrix bool?"),
     Check("causal_attention", "causal_attention", _attention_cases, allclose(rtol=1e-5, atol=1e-6),
           forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
           hint="print the shape after each of the three steps (scores must be [..., T, T]): is the mask applied "
