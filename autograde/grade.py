@@ -713,7 +713,7 @@ def _instructor_text(rebuilt: str, source_path: Path) -> list[str]:
 
 
 def _student_safe(message: str, hidden: bool) -> str:
-    """A check's failure message as the student may see it: a hidden check's failed cases by number only.
+    """A check's failure message as the student may see it: of a hidden check, that it failed, not which or how many.
 
     A hidden check's per-case message can show its expected value or its inputs (the student's own exception
     may quote them), and its labels often name the inputs too ("period 51 x 2", "float64 [0, -800, -1e300]"):
@@ -723,15 +723,15 @@ def _student_safe(message: str, hidden: bool) -> str:
     if not hidden:
         return message
     out = []
-    k = 0
     for line in message.splitlines():
-        if re.match(r"\s+case ('.*?'|\".*?\"): ", line):
-            k += 1
-            out.append(f"  hidden case {k}: wrong (a hidden check shows no inputs or values)")
+        head = re.match(r"(\S+): \d+ of (\d+) cases failed(.*)$", line)
+        if head and not out:
+            # how many failed is a number the answer controls: red team 10 failed len(first hidden input) cases
+            # on purpose and read the length back; the total is the check's own, the same for everyone
+            out.append(f"{head.group(1)}: failed on some of its {head.group(2)} cases{head.group(3)} (a hidden check "
+                       "shows neither which cases nor how many)")
         elif not line.startswith(" ") or line.startswith("  rule: "):  # the summary line, the hint, a broken
             # rule (it quotes the student's own line, nothing of the check's)
-            out.append(line)
-        elif line.strip().startswith("... and"):
             out.append(line)
     return "\n".join(out)
 

@@ -111,6 +111,7 @@ def _rate_cases() -> list[Case]:
         cases.append(Case((ids, n), label=f"{len(ids)} ids over {vocab} symbols, n={n}"))
     cases.append(Case((torch.tensor([3, 3, 4, 3, 3, 4]), 2), label="1-D LongTensor, n=2"))
     cases.append(Case(([9, 8, 7], 3), label="exactly one n-gram"))
+    cases.append(Case(([1, 23, 12, 3], 2), label="multi-digit ids: (1, 23) and (12, 3) differ"))  # blind class 10
     cases.append(Case(([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 5],), label="default n=4: 4 of 9 4-grams seen before"))
     return [Case(c.args, c.kwargs, c.label, compare=number_close()) for c in cases] + \
         raises_case("ValueError", [1, 2, 3], -1, label="n=-1 must raise ValueError")
@@ -188,6 +189,8 @@ def _ngram_cases() -> list[Case]:
         x = _logits(g, B, V, dtype, kind)
         h = _history(g, B, V, L)
         cases.append(Case((x, h, n), label=f"{str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, n={n}"))
+    # blind class 10: the prefix is a tuple of ids ((1, 23) is not (12, 3)): nothing is banned here
+    cases.append(Case((torch.zeros(1, 30), torch.tensor([[1, 23, 5, 12, 3]]), 3), label="multi-digit ids, n=3"))
     return [Case(c.args, c.kwargs, c.label, compare=logits_match()) for c in cases] + \
         raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1, 2]]), 0, label="n=0 must raise ValueError")
 

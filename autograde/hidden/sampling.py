@@ -207,6 +207,14 @@ def _top_p_cases() -> list[Case]:
     cases.append(Case((wide, 1.0), label="p=1 keeps all 256"))
     cases.append(Case((wide, 0.0), {"min_tokens_to_keep": 2}, label="p=0 with min_tokens_to_keep=2"))
     cases.append(Case((_safe(wide.bfloat16(), _top_p_margin, 0.5), 0.5), label="bfloat16 [2, 256], p=0.5 (compute in float32)"))
+    # blind class 10: a bfloat16 row whose cut moves when the sums are taken in bfloat16 (float32 and float64 agree;
+    # the mass before the cut is 2e-3 from p), and a float64 row whose M_j is 5e-7 below p (a "safety" epsilon drops it)
+    g = torch.Generator().manual_seed(2024)
+    for _ in range(5):
+        row = (torch.randn(1, 50, generator=g) * 2).bfloat16()
+    cases.append(Case((row, 0.9), label="bfloat16 [1, 50], p=0.9: the cut moves if summed in bfloat16"))
+    cases.append(Case((torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64).log(), 0.6000005),
+                      label="float64, M_2 = 0.6 just below p = 0.6000005: kept"))
     cases += raises_case("ValueError", wide, -0.1, label="p=-0.1 must raise ValueError")
     cases += raises_case("ValueError", wide, 1.01, label="p=1.01 must raise ValueError")
     return cases
@@ -237,6 +245,9 @@ def _min_p_cases() -> list[Case]:
     cases.append(Case((torch.tensor([[-1.8515625, -1.6953125, 3.46875, 1.609375, 1.90625, 1.546875, -2.234375,
                                       2.546875]], dtype=torch.bfloat16), 0.4),
                       label="bfloat16, min_p=0.4: probabilities in float32, not bfloat16"))
+    # blind class 10: a token 5e-7 below the threshold is removed (a "safety" epsilon kept it)
+    cases.append(Case((torch.tensor([0.5, 0.0499995, 0.4500005], dtype=torch.float64).log(), 0.1),
+                      label="float64, p = 0.0499995 just below min_p * p_max = 0.05: removed"))
     wide = _rand_logits(_g(108), (2, 256), torch.float32, "normal")
     cases.append(Case((_safe(wide, _min_p_margin, 0.05), 0.05), label="float32 [2, 256], min_p=0.05"))
     cases += raises_case("ValueError", wide, 1.5, label="min_p=1.5 must raise ValueError")
@@ -258,6 +269,9 @@ def _temperature_cases() -> list[Case]:
         tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3, torch.float64: 1e-12}.get(dtype, 1e-6)
         return Case((x, T), label=_label(x, kind, f"T={T}"), compare=filtered(rtol=tol))
     cases = _random_cases(109, 24, make)
+    # blind class 10: at T = 0 a near-tie is not a tie (a tolerance of 1e-4 kept both)
+    cases.append(Case((torch.tensor([1.0, 0.99995, 0.5]), 0), label="T=0 on [1, 0.99995, 0.5]: one token kept",
+                      compare=filtered()))
     cases += raises_case("ValueError", torch.zeros(3), -0.5, label="T=-0.5 must raise ValueError")
     return cases
 
@@ -411,6 +425,8 @@ def _distinct_cases() -> list[Case]:
         n = 1 + i % 4
         cases.append(Case((seqs, n), label=f"{len(seqs)} sequences, vocab {[3, 10, 50][i % 3]}, n={n}", compare=number_close()))
     cases.append(Case(([], 1), label="no sequences at all", compare=number_close()))
+    # blind class 10: n-grams are tuples of ids, not their digits glued ((1, 23) and (12, 3) are different)
+    cases.append(Case(([[1, 23, 4], [12, 3, 4]], 2), label="multi-digit ids, n=2", compare=number_close()))
     cases.append(Case(([[], [1]], 2), label="only empty/short sequences", compare=number_close()))
     return cases
 
@@ -432,6 +448,9 @@ def _loop_cases() -> list[Case]:
         if i % 7 == 2:
             kw["min_repeats"] = int(torch.randint(2, 5, (), generator=g))
         cases.append(Case((seq,), kw, label=f"length {len(seq)}" + (f" {kw}" if kw else ""), compare=boolean))
+    # blind class 10: blocks of ids, not of digits ([1, 11] [11, 1] [1, 11] glued read '111111111')
+    cases.append(Case(([1, 11, 11, 1, 1, 11],), {"max_period": 2, "min_repeats": 3}, label="multi-digit ids",
+                      compare=boolean))
     for s in (20, 7):                                          # a loop whose period is exactly max_period
         block = torch.randint(0, 50, (s,), generator=g).tolist()
         kw = {} if s == 20 else {"max_period": 7}

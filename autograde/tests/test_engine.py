@@ -289,3 +289,21 @@ def test_the_meta_case_is_as_strict_about_devices_as_a_gpu():
         assert not r.passed and "same device" in r.message, name
     # the numbers alone pass: only the meta case tells them apart
     assert evaluate(Check("p", "p", cases, allclose()), wrong["made on the CPU"], raise_on_fail=False, quiet=True).passed
+
+
+def test_a_result_far_larger_than_any_case_expects_is_refused_before_it_is_copied_or_compared():
+    """Red team 10 returned `[1.0] * 50_000_000` and a (100000, 100000) expanded view: one student's grading went
+    from ~20 s to 420 s while every copy, encoding and comparison walked the items. Such a result now fails its case
+    at once, by its size (counted with len/numel, never iterated past the cap). Control: a result of an ordinary
+    size is compared as usual (and fails on its values)."""
+    import torch
+    from course_lib.checks.engine import MAX_RESULT_ITEMS, VISIBLE, evaluate
+
+    chk = VISIBLE.get("repetition_rate")
+    huge = evaluate(chk, lambda ids, n=4: [1.0] * (MAX_RESULT_ITEMS + 1), raise_on_fail=False, quiet=True)
+    assert all("far more than any case expects" in m for _, m in huge.failures)
+    view = evaluate(VISIBLE.get("softmax"), lambda z: torch.zeros(1).expand(100_000, 100_000), raise_on_fail=False,
+                    quiet=True)
+    assert all("far more than any case expects" in m for _, m in view.failures)
+    at_cap = evaluate(chk, lambda ids, n=4: [1.0] * 1000, raise_on_fail=False, quiet=True)
+    assert not any("far more" in m for _, m in at_cap.failures)
