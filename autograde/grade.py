@@ -530,6 +530,7 @@ class Grader:
                                                   if n in verdict.checks_of.get(gid, []))
                 hidden_msgs = [m for n, m in verdict.messages.items()
                                if n in verdict.checks_of.get(gid, []) and n in verdict.hidden]
+                hidden_msgs += [m for n, m in verdict.twin_failures.items() if n in verdict.checks_of.get(gid, [])]
                 if hidden_msgs:  # the full messages, for the instructor only (details/, never feedback)
                     record.setdefault("hidden_failures", {})[f"{name}/{gid}"] = "\n".join(hidden_msgs)[:4000]
                 if gid not in verdict.checks_of:

@@ -71,11 +71,16 @@ def reference_namespace(course: Course, notebook: Path) -> dict:
 
 
 def compute_references(course: Course, assignment: str) -> dict:
-    """Fresh reference outputs for every hidden check called by the assignment's notebooks."""
+    """Fresh reference outputs for every hidden check called by the assignment's notebooks, and for the twins
+    of the visible checks they call."""
     registry = course.hidden_registry()
     checks: dict[str, Any] = {}
+    from autograde.verify import twins_of
+
     for path in course.source_notebooks(assignment):
-        names = sorted({n for _, kind, n in check_calls(read_notebook(path)) if kind == "hidden_check"})
+        calls = check_calls(read_notebook(path))
+        names = sorted({n for _, kind, n in calls if kind == "hidden_check"}
+                       | set(twins_of(course, [n for _, kind, n in calls if kind == "check"])))
         if not names:
             continue
         ns = reference_namespace(course, path)

@@ -48,6 +48,8 @@ class Verdict:
     checks_of: dict[str, list[str]] = field(default_factory=dict)  # grade_id -> names of the checks it calls
     hidden: set[str] = field(default_factory=set)  # names of the hidden checks among them (never run in the kernel)
     memory_limit: bool = False  # its processes together reached the memory limit
+    twin_failures: dict[str, str] = field(default_factory=dict)  # visible check -> its twin's full message (the
+                                                                 # instructor's details only: it shows hidden inputs)
 
 
 _PAYLOADS: dict[tuple, tuple[dict, dict]] = {}
@@ -86,7 +88,30 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
                                                   ops[chk.exercise]),
                           "kind": kind, "forbidden": forbidden[chk.exercise]}
         cells.setdefault(grade_id, []).append(name)
+    for twin, visible in twins_of(course, [n for _, kind, n, _ in calls if kind == "check"]).items():
+        chk = hidden.get(twin)
+        payloads[twin] = {"exercise": chk.exercise, "twin_of": visible, "kind": "twin",
+                          "payload": encode_cases(chk.cases(), chk.allow_mutation, forbidden[chk.exercise],
+                                                  ops[chk.exercise]),
+                          "forbidden": forbidden[chk.exercise]}
     return payloads, cells
+
+
+def twins_of(course: Course, visible: list[str]) -> dict[str, str]:
+    """{twin check name: visible check name} for those of the visible checks that have a twin: the same cases
+    in disguise (autograde/hidden/_twins.py), run with the hidden checks; a visible check passes outside the
+    kernel only if its twin passes too, so its public expected values typed in or looked up earn nothing."""
+    from autograde.hidden._twins import twin_name
+
+    hidden = course.hidden_registry()
+    out = {}
+    for name in dict.fromkeys(visible):
+        try:
+            hidden.get(twin_name(name))
+        except KeyError:
+            continue
+        out[twin_name(name)] = name
+    return out
 
 
 def rules_of(course: Course, source: Path) -> dict[str, tuple[str, list[str]]]:
@@ -95,20 +120,22 @@ def rules_of(course: Course, source: Path) -> dict[str, tuple[str, list[str]]]:
     checks (``<visible package>.*``): their cases and expected values are no answer (a red team's lookup of
     the visible cases got their points)."""
     payloads, _ = _payloads_of(course, Path(source))
-    return {n: (p["exercise"], p["forbidden"] + [f"{course.visible_package}.*"]) for n, p in payloads.items()}
+    return {n: (p["exercise"], p["forbidden"] + [f"{course.visible_package}.*"]) for n, p in payloads.items()
+            if p["kind"] != "twin"}
 
 
 def _judge(course: Course, name: str, kind: str, outcomes_json: str):
     from course_lib.checks.engine import CheckResult, judge
 
-    registry = course.hidden_registry() if kind == "hidden_check" else course.visible_registry()
+    secret = kind in ("hidden_check", "twin")
+    registry = course.hidden_registry() if secret else course.visible_registry()
     chk = registry.get(name)
     cases = chk.cases()
     try:
         outcomes = boundary.decode_outcomes(outcomes_json, len(cases), limit=OUTCOME_LIMIT)
     except boundary.Rejected as e:
         return CheckResult(name, len(cases), [("*", f"unreadable outcomes: {e}")])
-    expected = (registry.expected_values(name, cases) if kind == "hidden_check" else [c.expected for c in cases])
+    expected = registry.expected_values(name, cases) if secret else [c.expected for c in cases]
     try:
         return judge(chk, cases, outcomes, expected)
     except Exception as e:  # noqa: BLE001 - a value built to break a comparator fails its own check only
@@ -194,7 +221,7 @@ def memorised(payloads: dict, judged: dict, cases_of=None) -> dict[str, str]:
     out = {}
     for name, info in payloads.items():
         hidden = hidden_of.get(info["exercise"], [])
-        if info["kind"] == "hidden_check" or name not in judged or not judged[name].passed or not hidden \
+        if info["kind"] != "check" or name not in judged or not judged[name].passed or not hidden \
                 or all(judged[h].passed for h in hidden):
             continue
         counts = [tally(h, judged[h]) for h in hidden]
@@ -287,8 +314,8 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     # Two rounds: the visible checks' inputs with the notebook, the hidden checks' only once the visible results
     # are in. A visible check's message reaches the student's page, and nothing the process holds before then
     # (memory an answer can search, not only the inputs it is called with) includes a hidden input.
-    visible = {n: info for n, info in payloads.items() if info["kind"] != "hidden_check"}
-    hidden = {n: info for n, info in payloads.items() if info["kind"] == "hidden_check"}
+    visible = {n: info for n, info in payloads.items() if info["kind"] == "check"}
+    hidden = {n: info for n, info in payloads.items() if info["kind"] != "check"}  # hidden checks and twins
     job = boundary.frame(json.dumps({"notebook": notebook_json, "payloads": visible, "then": bool(hidden)}).encode())
     then = boundary.frame(json.dumps({"payloads": hidden}).encode()) if hidden else None
     group = (sandbox.MemoryGroup(policy.memory_bytes, "verify", watch_bytes=policy.address_space)
@@ -335,6 +362,19 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     for name, message in memorised(payloads, judged, functools.partial(trivial_cases, course)).items():
         if passed[name]:
             passed[name], verdict.messages[name] = False, message
+    for name, info in payloads.items():
+        if info["kind"] != "twin":
+            continue
+        message = verdict.messages.pop(name, None)  # a twin's own message would show its (hidden) inputs
+        if message:
+            verdict.twin_failures[info["twin_of"]] = message
+        if passed[info["twin_of"]] and not passed[name]:
+            passed[info["twin_of"]] = False
+            verdict.messages[info["twin_of"]] = (
+                f"{info['twin_of']}: its visible cases pass, but not the same cases in disguise (token ids renamed, "
+                "which changes a correct answer only by the renaming): visible points need results computed from "
+                "the inputs, not recognised published cases"
+                + (" (the disguised cases' results could not be read)" if message and "unreadable" in message else ""))
     verdict.cells = {g: all(passed[n] for n in names) for g, names in cells.items()}
     verdict.seconds = time.perf_counter() - t0
     return verdict

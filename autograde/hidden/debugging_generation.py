@@ -19,6 +19,8 @@ import math
 import torch
 
 from course_lib.checks.debugging_generation import cycle_pair, half_match, logits_match, number_close, raises_case
+from autograde.hidden._twins import twins
+from course_lib.checks import debugging_generation as _visible
 from course_lib.checks.engine import Case, Check, Contract
 
 ASSIGNMENT = "05_debugging_generation"
@@ -238,3 +240,8 @@ CHECKS = [
           contract=Contract(cost=(COST_SMALL, COST_LARGE, 2.0)),
           hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),
 ]
+
+# Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py).
+CHECKS += twins(_visible.CHECKS, {
+    **{name: {"kind": "vocab"} for name in ("ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty")},
+    "find_cycle": {"kind": "ids"}, "repetition_rate": {"kind": "ids"}})

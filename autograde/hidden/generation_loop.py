@@ -21,9 +21,11 @@ from __future__ import annotations
 import torch
 
 from course_lib.checks import toy_inputs  # noqa: F401 - registers the toy tokenizers and tables
+from autograde.hidden._twins import attention_features, twins
+from course_lib.checks import generation_loop as _visible
 from course_lib.checks.engine import Case, Check, Contract, Generator, Resource, allclose, raises_case
 from course_lib.checks.generation_loop import (
-    attention_inputs, attention_out, beam_result, generations, int_exact,
+    NEXT_V, attention_inputs, attention_out, beam_result, generations, int_exact,
 )
 
 ASSIGNMENT = "04_generation_loop"
@@ -189,3 +191,28 @@ CHECKS = [
           compare=allclose(rtol=1e-6, atol=1e-6)),
     Check(name="beam_search_hidden", exercise="beam_search", cases=_beam_cases, compare=beam_result()),
 ]
+
+# Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py).
+# attend_with_cache(q, k_new, v_new, k_cache, v_cache)
+# generate_loop on the next-id model (after id i, id (i + 1) % 16): every id shifted by one secret c modulo 16 (the
+# prompts, eos_id and token stop sequences) shifts the generation by c and changes nothing else. Text stops and
+# the tiny transformer have no such symmetry: left out.
+def _shift_ids(args: tuple, kwargs: dict, rng) -> tuple[tuple, dict]:
+    c = rng.randrange(1, NEXT_V)
+    shift = lambda i: (i + c) % NEXT_V  # noqa: E731
+    kw = dict(kwargs)
+    if kw.get("eos_id") is not None:
+        kw["eos_id"] = shift(kw["eos_id"])
+    if "stop_sequences" in kw:
+        kw["stop_sequences"] = [[shift(i) for i in s] for s in kw["stop_sequences"]]
+    return (args[0], [[shift(i) for i in row] for row in args[1]], *args[2:]), kw
+
+
+def _not_shift_symmetric(case: Case) -> bool:
+    model = case.args[0] if case.args else None
+    return (not isinstance(model, Resource) or model.name not in ("nb04_next_id_lm", "nb04_next_id_lm_3calls")
+            or "tokenizer" in case.kwargs or any(isinstance(s, str) for s in case.kwargs.get("stop_sequences", [])))
+
+
+CHECKS += twins(_visible.CHECKS, {"attend_with_cache": {"kind": attention_features((0, 1, 3), (2, 4))},
+                                  "generate_loop": {"kind": _shift_ids, "skip": _not_shift_symmetric}})

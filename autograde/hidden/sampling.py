@@ -22,6 +22,8 @@ import math
 
 import torch
 
+from autograde.hidden._twins import twins
+from course_lib.checks import sampling as _visible
 from course_lib.checks.engine import Case, Check, Contract, Generator, exact
 from course_lib.checks.sampling import (
     FALSE_FAIL, GREEDY_FORBIDDEN, HF_FORBIDDEN, SAMPLE_FORBIDDEN, boolean, filtered, log_probs, number_close, raises_case,
@@ -550,5 +552,13 @@ CHECKS = [
     Check("ends_in_loop_hidden", "ends_in_loop", lambda: _loop_cases() + _loop_defaults() + _generated("ends_in_loop_hidden"), boolean,
           hint="the last s * min_repeats ids are min_repeats copies of one block, for some s <= max_period."),
 ]
+# Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py). A
+# sampler's stated distribution moves with the tokens, except at T = 0, where the text names the lowest tied id.
+CHECKS += twins(_visible.CHECKS, {
+    **{name: {"kind": "vocab"} for name in ("apply_temperature", "greedy", "top_k_filter", "top_p_filter",
+                                            "min_p_filter", "penalize_repeats", "process_logits")},
+    "sample": {"kind": "vocab", "move_expected": True},
+    "sample_next": {"kind": "vocab", "move_expected": True, "skip": lambda c: c.kwargs.get("temperature", 1) == 0},
+    "distinct_n": {"kind": "ids"}, "ends_in_loop": {"kind": "ids"}})
 for _c in CHECKS:  # the notebook's opening: Hugging Face's ready-made warpers are not fine, in any exercise
     object.__setattr__(_c, "forbidden", tuple(_c.forbidden) + HF_FORBIDDEN)

@@ -47,6 +47,11 @@ def _cases():
     return [Case((np.arange(4.0),), label="array"), Case((-7,), label="negative int")]
 
 CHECKS = [Check("double_hidden", "double", _cases, allclose(rtol=0, atol=0), hint="works for arrays too")]
+
+# the visible check "double" in disguise (autograde/hidden/_twins.py): its numbers moved by a secret offset
+from autograde.hidden._twins import twins
+import fx_checks
+CHECKS += twins(fx_checks.CHECKS, {"double": {"kind": lambda args, kwargs, rng: ((args[0] + rng.randint(5, 50),), kwargs)}})
 '''
 
 

@@ -106,6 +106,13 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
         "    if names:\n"
         "        raise ValueError('SNOOPED ' + repr(names))\n    return x ** 2\n")}
     submit(folder, "snoop", student_notebook(course, snoop))
+    # red team 10: the published visible cases looked up, something cruder computed for every other input (here
+    # right on the hidden cases, wrong on other positive numbers): the visible check's twin (its cases in
+    # disguise, outside the kernel) fails, so the cell does, and the row asks for a look
+    lookup = {**CORRECT, "double": ("PUBLISHED = {3: 6, 0.5: 1.0}\ndef double(x):\n"
+                                    "    if isinstance(x, (int, float)) and x in PUBLISHED:\n        return PUBLISHED[x]\n"
+                                    "    return x + 3 if isinstance(x, (int, float)) and x > 0 else 2 * x\n")}
+    submit(folder, "lookup", student_notebook(course, lookup))
     (folder / "absent" / "fx").mkdir(parents=True)
     # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
     submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
@@ -120,7 +127,7 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
             "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade"),
             "onecell": (3, "needs_manual_grade"), "worker": (2, "flagged"), "leak": (3, "needs_manual_grade"),
-            "snoop": (2, "flagged")}
+            "snoop": (2, "flagged"), "lookup": (1, "flagged")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -170,6 +177,11 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert "array(" not in html.unescape(leak) and "SEEN [" not in html.unescape(leak)
     snooped = records["snoop"]["notebooks"]["fx"]["tests"][1]["error"]
     assert "SNOOPED ['double', 'square']\n" in snooped  # before the fix: ['double', 'double_hidden', 'square']
+    looked = records["lookup"]["notebooks"]["fx"]["tests"][0]
+    assert looked["result"] == "failed" and "but not the same cases in disguise" in looked["error"]
+    assert "[twin]" not in looked["error"] and "double__twin" not in looked["error"]  # nothing of its inputs
+    assert "passed in the kernel but failed outside it" in records["lookup"]["detail"]
+    assert "[twin]" in records["lookup"]["hidden_failures"]["fx/test_double"]  # the instructor sees which cases
 
 
 def test_no_process_outlives_its_grading(graded):
@@ -197,7 +209,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
                                             "background", "renamed", "forbidden", "markup", "moved", "instructor",
-                                            "guess", "onecell", "worker", "leak", "snoop"}
+                                            "guess", "onecell", "worker", "leak", "snoop", "lookup"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         if page.parts[-3] == "guess":  # what the student printed is theirs; nothing else of the hidden test
@@ -284,7 +296,7 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
         grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
     done = {r["student"] for r in _rows(out2 / "grades.csv")}
     assert done == {"absent", "background", "correct", "exit", "forbidden", "guess", "instructor", "invalid",
-                    "leak", "logging", "loop", "markup"}  # sorted before 'memory'
+                    "leak", "logging", "lookup", "loop", "markup"}  # sorted before 'memory'
     expected = graded[3]
     assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))
 

@@ -1,0 +1,189 @@
+"""Twins of visible checks: the same cases in disguise, so that a visible check's points need an answer that computes.
+
+A visible check's cases and expected values are public: an answer can carry a table of them and compute
+something cruder for every other input (red team 10: the overflowing softmax plus a lookup kept 5/26 on 02
+unflagged, because the crude formula still passes half of the hidden cases). A twin is a hidden check whose
+cases are the visible check's own, changed in a way that keeps what each case tests and that no correct
+answer can tell from the original:
+
+- ``vocab``: the vocabulary axis permuted (every float tensor whose last axis is the vocabulary) and the token
+  ids that index it renamed alike. Ties, -inf entries, extremes, batch shapes and dtypes stay what they were.
+- ``ids``: the token ids of an id sequence renamed by a random one-to-one map into [0, 49 152), SmolLM2's
+  vocabulary (only equality of ids matters to the exercises that take them);
+- a function of its own for other exercises: attention's feature axes permuted (q and k alike, v on its own),
+  an embedding table's rows permuted and the ids renamed alike.
+
+Expected values are the reference solution's outputs on the twin cases (stored by ``release``, like every hidden
+check's); a case that states its own expected value (a sampler's distribution) has it moved with the tokens
+(``move_expected``). Outside the kernel a visible check passes only if its twin passes too
+(``autograde.verify``); the twin's inputs, like every hidden input, never reach the student.
+The permutations are drawn from a seed made of the check name and case number: the same in every release, and
+secret only as the hidden package is (a student who reads this file knows the kind of disguise, not the draw).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any, Callable
+
+import torch
+
+from course_lib.checks.engine import MISSING, Case, Check
+
+SUFFIX = "__twin"
+ID_RANGE = 49_152  # renamed ids: multi-digit, below the vocabulary size of the course's model (SmolLM2)
+
+
+def twin_name(visible: str) -> str:
+    """The name of the twin of visible check ``visible``."""
+    return visible + SUFFIX
+
+
+def _rng(name: str, index: int) -> random.Random:
+    return random.Random(f"twin/{name}/{index}")
+
+
+def permutation(n: int, rng: random.Random) -> list[int]:
+    """A random permutation of range(n) that moves at least one element (n >= 2)."""
+    perm = list(range(n))
+    while perm == sorted(perm):
+        rng.shuffle(perm)
+    return perm
+
+
+def _vocab_size(case: Case) -> int | None:
+    for x in [*case.args, *case.kwargs.values()]:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 1:
+            return int(x.shape[-1])
+    return None
+
+
+def _vocab_mover(v: int, rng: random.Random) -> Callable[[Any], Any]:
+    """new[..., j] = old[..., perm[j]] for the vocabulary axis; an old id i becomes the new id inv[i]."""
+    perm = permutation(v, rng)
+    index = torch.tensor(perm)
+    inv = [0] * v
+    for j, i in enumerate(perm):
+        inv[i] = j
+
+    def move(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            if x.is_floating_point():
+                return x[..., index].clone() if x.dim() >= 1 and x.shape[-1] == v else x.clone()
+            if x.dtype in (torch.int64, torch.int32) and x.numel():
+                table = torch.tensor(inv, dtype=x.dtype)
+                inside = (x >= 0) & (x < v)
+                return torch.where(inside, table[x.clamp(0, v - 1)], x)
+            return x.clone()
+        if isinstance(x, (list, tuple)) and x and all(type(i) is int for i in x):
+            return type(x)(inv[i] if 0 <= i < v else i for i in x)
+        return x
+    return move
+
+
+def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
+    seen: list[int] = []
+
+    def collect(x: Any) -> None:
+        if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool:
+            seen.extend(int(i) for i in x.reshape(-1).tolist())
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                if type(item) is int:
+                    seen.append(item)
+                else:
+                    collect(item)
+    collect(case.args[0] if case.args else None)
+    distinct = sorted(set(seen))
+    if not distinct:
+        return None
+    new = rng.sample(range(ID_RANGE), len(distinct))
+    if new == distinct:
+        new = new[1:] + new[:1] if len(new) > 1 else [new[0] + 1]
+    table = dict(zip(distinct, new))
+
+    def move(x: Any) -> Any:
+        if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool:
+            return torch.tensor([table[int(i)] for i in x.reshape(-1).tolist()], dtype=x.dtype).reshape(x.shape)
+        if isinstance(x, (list, tuple)):
+            return type(x)(table[i] if type(i) is int else move(i) for i in x)
+        return x
+    return move
+
+
+def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False,
+         skip: Callable[[Case], bool] = lambda case: False) -> Check:
+    """The twin of ``visible``: a hidden check on its written cases in disguise.
+
+    kind: ``vocab``, ``ids``, or a function (args, kwargs, rng) -> (args, kwargs) for an exercise of another kind.
+    ``skip``: cases whose point the disguise would change (a tie broken by id at T = 0 whose expected value is
+    stated, not computed); cases that must raise are left out (their inputs are rejected, not computed on)."""
+    if not callable(kind) and kind not in ("vocab", "ids"):
+        raise ValueError(f"unknown twin kind {kind!r}")
+    written = getattr(visible.cases, "__wrapped_cases__", visible.cases)
+
+    def cases() -> list[Case]:
+        out = []
+        for i, case in enumerate(written()):
+            if case.raises is not None or skip(case):
+                continue
+            rng = _rng(visible.name, i)
+            if callable(kind):
+                args, kwargs = kind(tuple(case.args), dict(case.kwargs), rng)
+                out.append(Case(args, kwargs, f"{case.label} [twin]", MISSING, case.compare, case.repeat,
+                                fresh=case.fresh))
+                continue
+            if kind == "vocab":
+                v = _vocab_size(case)
+                move = _vocab_mover(v, rng) if v and v >= 2 else None
+                if move is None:
+                    continue
+                args = tuple(move(a) for a in case.args)
+            else:
+                move = _ids_mover(case, rng)
+                if move is None:
+                    continue
+                args = (move(case.args[0]), *case.args[1:])
+            kwargs = {k: move(x) for k, x in case.kwargs.items()} if kind == "vocab" else dict(case.kwargs)
+            expected = MISSING
+            if case.expected is not MISSING and move_expected:
+                expected = move(case.expected)
+            out.append(Case(args, kwargs, f"{case.label} [twin]", expected, case.compare, case.repeat,
+                            fresh=case.fresh))
+        return out
+
+    contract = dataclasses.replace(visible.contract, twice=False, float64=False, meta=False, cost=())
+    return Check(twin_name(visible.name), visible.exercise, cases, visible.compare, reference=visible.reference,
+                 allow_mutation=visible.allow_mutation, contract=contract, forbidden=visible.forbidden,
+                 forbidden_ops=visible.forbidden_ops)
+
+
+def twins(visible_checks: list[Check], spec: dict[str, dict]) -> list[Check]:
+    """Twins of the named visible checks: spec = {visible name: twin() keywords, including kind}."""
+    by_name = {c.name: c for c in visible_checks}
+    return [twin(by_name[name], **kw) for name, kw in spec.items()]
+
+
+def attention_features(q_like: tuple[int, ...], v_like: tuple[int, ...]) -> Callable:
+    """A disguise for attention: the feature (last) axis of the query and key arguments permuted alike (every
+    score q·k unchanged), that of the value arguments by another permutation (the output's columns move with it)."""
+    def disguise(args: tuple, kwargs: dict, rng: random.Random) -> tuple[tuple, dict]:
+        p = torch.tensor(permutation(args[q_like[0]].shape[-1], rng))
+        s = torch.tensor(permutation(args[v_like[0]].shape[-1], rng))
+        return tuple(a[..., p].clone() if i in q_like else a[..., s].clone() if i in v_like else a
+                     for i, a in enumerate(args)), kwargs
+    return disguise
+
+
+def embedding_rows(args: tuple, kwargs: dict, rng: random.Random) -> tuple[tuple, dict]:
+    """A disguise for (token_table, position_table, token_ids): the token table's rows permuted and the ids renamed
+    alike (the same vectors looked up), the model axis of both tables permuted alike (the output's columns move)."""
+    tok, pos, ids = args
+    perm = permutation(tok.shape[0], rng)
+    inv = torch.empty(len(perm), dtype=torch.long)
+    inv[torch.tensor(perm)] = torch.arange(len(perm))
+    cols = torch.tensor(permutation(tok.shape[1], rng))
+    inside = (ids >= 0) & (ids < tok.shape[0])
+    new_ids = torch.where(inside, inv[ids.clamp(0, tok.shape[0] - 1)].to(ids.dtype), ids)
+    return (tok[torch.tensor(perm)][:, cols].clone(), pos[:, cols].clone(), new_ids), kwargs

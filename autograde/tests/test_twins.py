@@ -1,0 +1,218 @@
+"""Twins of visible checks (autograde/hidden/_twins.py): the published cases in disguise, judged outside the kernel.
+
+Guarantee: a visible check's points need an answer whose results follow from its inputs. Red team 10 looked up
+the published visible cases and computed something cruder elsewhere (the overflowing softmax, log of it, p·log p
+with NaN at 0; a period-1-only find_cycle): those crude formulas pass over half of the hidden cases, so the
+memorised guard (tests/test_memorised.py) let the looked-up visible points stand (5/26 on 02, 2/24 on 05). A
+twin repeats each visible case with the vocabulary permuted (or the ids renamed), which changes a correct answer
+only by that renaming; `autograde.verify` fails the visible check when its twin fails. The disguise keeps each
+case's point (ties, -inf entries, extremes, shapes, dtypes), proven here as exact inverses, and every honest
+answer we have (the references, 129 correct alternatives, in `selfcheck`) passes the twins.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograde.course import Course
+from autograde.hidden._twins import SUFFIX
+from course_lib.checks.engine import Case, evaluate
+
+
+OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}  # see _twins
+
+
+def _twins():
+    reg = Course().hidden_registry()
+    return [(c, m) for c, m in reg.all() if c.name.endswith(SUFFIX)]
+
+
+def _tensors(x):
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _tensors(v)]
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in _tensors(v)]
+    return []
+
+
+def _written(visible_check, skip_raises=True):
+    cases = getattr(visible_check.cases, "__wrapped_cases__", visible_check.cases)()
+    return [c for c in cases if not (skip_raises and c.raises is not None)]
+
+
+def test_every_graded_exercise_of_02_03_05_on_tensors_or_ids_has_a_twin():
+    names = {c.name.removesuffix(SUFFIX) for c, _ in _twins()}
+    assert {"softmax", "log_softmax", "entropy", "probs_at_temperature", "top_k_filter", "top_p_filter",
+            "min_p_filter", "sample", "sample_next", "find_cycle", "repetition_rate", "repetition_penalty",
+            "ban_repeated_ngrams", "presence_frequency_penalty", "distinct_n", "ends_in_loop", "greedy",
+            "apply_temperature", "penalize_repeats", "process_logits"} | OWN_DISGUISE <= names
+
+
+@pytest.mark.parametrize("name", sorted(c.name for c, _ in _twins()))
+def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
+    """Exact disguise: the vocabulary axis of every float tensor holds the same values in another order, shapes,
+    dtypes and -inf entries kept; ids are renamed one-to-one (same equality pattern); no twin equals its case."""
+    course = Course()
+    twin = course.hidden_registry().get(name)
+    visible = course.visible_registry().get(name.removesuffix(SUFFIX))
+    originals = {c.label + " [twin]": c for c in _written(visible)}
+    cases = twin.cases()
+    assert len(cases) >= max(1, (len(originals) + 1) // 2), "the disguise dropped most cases"
+    changed = 0
+    for case in cases:
+        orig = originals[case.label]
+        a, b = _tensors((orig.args, orig.kwargs)), _tensors((case.args, case.kwargs))
+        assert [(t.shape, t.dtype) for t in a] == [(t.shape, t.dtype) for t in b]
+        for x, y in zip(a, b):
+            if x.is_floating_point() and x.dim():
+                # the same values (a multiset), and for a vocabulary twin the same values in every row
+                assert torch.equal(torch.nan_to_num(x.reshape(-1).sort().values), torch.nan_to_num(y.reshape(-1).sort().values))
+                if name.removesuffix(SUFFIX) not in OWN_DISGUISE:
+                    assert torch.equal(torch.nan_to_num(x.sort(-1).values), torch.nan_to_num(y.sort(-1).values))
+            changed += not torch.equal(x, y)
+        if not a:  # ids in lists: the same pattern of equal and unequal positions
+            at = 1 if name == "generate_loop" + SUFFIX else 0  # generate_loop(model, prompts, ...)
+            flat = lambda v: [i for s in v for i in (flat(s) if isinstance(s, (list, tuple)) else [s])]  # noqa: E731
+            ids = lambda c: flat(c.args[at]) + flat(list(c.kwargs.get("stop_sequences", []))) + [c.kwargs.get("eos_id", -1)]  # noqa: E731
+            x, y = ids(orig), ids(case)
+            assert len(x) == len(y) and [[i == j for j in x] for i in x] == [[i == j for j in y] for i in y]
+            assert orig.args[:at] + orig.args[at + 1:] == case.args[:at] + case.args[at + 1:]
+            assert set(orig.kwargs) == set(case.kwargs)
+            changed += x != y
+    assert changed >= len(cases) // 2, "most twins equal their visible case: no disguise"
+
+
+def _published(name):
+    visible = Course().visible_registry().get(name)
+    return [(c.args, c.kwargs, c.expected) for c in visible.cases() if c.raises is None]
+
+
+def _same_call(args, kwargs, a, k):
+    if len(args) != len(a) or set(kwargs) != set(k):
+        return False
+    for x, y in zip([*args, *kwargs.values()], [*a, *(k[n] for n in kwargs)]):
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
+                    and x.dtype == y.dtype and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _with_lookup(name, fallback):
+    table = _published(name)
+
+    def answer(*args, **kwargs):
+        for a, k, expected in table:
+            if _same_call(args, kwargs, a, k):
+                return expected.clone() if isinstance(expected, torch.Tensor) else expected
+        return fallback(*args, **kwargs)
+    return answer
+
+
+def _judge(name, kind, fn):
+    course = Course()
+    reg = course.hidden_registry() if kind != "check" else course.visible_registry()
+    chk = reg.get(name)
+    expected = reg.expected_values(name, chk.cases()) if kind != "check" else None
+    return evaluate(chk, fn, expected, raise_on_fail=False, quiet=True)
+
+
+def _naive_softmax(x):
+    e = torch.exp(x)
+    return e / e.sum(-1, keepdim=True)
+
+
+def _naive_entropy(p):
+    return -(p * torch.log(p)).sum(-1)
+
+
+def _period_one_cycle(ids, min_repeats=2, max_period=None):
+    ids = list(ids)
+    k = 0
+    while k < len(ids) and ids[-1 - k] == ids[-1]:
+        k += 1
+    return (1, k) if ids and k >= min_repeats else (0, 0)
+
+
+@pytest.mark.parametrize("name, fallback", [
+    ("softmax", _naive_softmax), ("log_softmax", lambda x: torch.log(_naive_softmax(x))),
+    ("entropy", _naive_entropy), ("find_cycle", _period_one_cycle)])
+def test_red_team_10s_lookup_with_a_crude_fallback_passes_the_visible_check_and_fails_its_twin(name, fallback):
+    """The replay of red team 10 (A1, A8): in the kernel the lookup passes; its twin fails, so outside it does not.
+    Control: the crude formula alone fails the visible check (the lookup is what passed it), and the memorised
+    guard alone would have let it through (the crude formula passes a third of the hidden cases)."""
+    answer = _with_lookup(name, fallback)
+    assert _judge(name, "check", answer).passed
+    assert not _judge(name, "check", fallback).passed
+    assert not _judge(name + SUFFIX, "twin", answer).passed
+
+
+def _stable_softmax(x):
+    z = x.double() - x.double().amax(-1, keepdim=True)
+    return (z.exp() / z.exp().sum(-1, keepdim=True)).to(x.dtype)
+
+
+def _entropy_by_hand(p):
+    q = p.double()
+    terms = torch.where(q > 0, -q * torch.log(torch.where(q > 0, q, torch.ones_like(q))), torch.zeros_like(q))
+    return terms.sum(-1).to(p.dtype)
+
+
+def _cycle_by_hand(ids, min_repeats=2, max_period=8):
+    ids = list(ids)
+    for period in range(1, max_period + 1):
+        block, count = ids[len(ids) - period:], 0
+        while len(block) == period and ids[len(ids) - (count + 1) * period: len(ids) - count * period] == block:
+            count += 1
+        if count >= min_repeats:
+            return (period, count)
+    return (0, 0)
+
+
+@pytest.mark.parametrize("name, honest", [("softmax", _stable_softmax), ("entropy", _entropy_by_hand),
+                                          ("find_cycle", _cycle_by_hand)])
+def test_an_honest_answer_written_apart_from_the_reference_passes_the_twin(name, honest):
+    if not _judge(name, "check", honest).passed:
+        pytest.fail(f"control: the honest {name} must pass its visible check:\n{_judge(name, 'check', honest).message}")
+    assert _judge(name + SUFFIX, "twin", honest).passed, _judge(name + SUFFIX, "twin", honest).message
+
+
+def test_a_sampler_twin_moves_the_stated_distribution_with_the_tokens():
+    twin = Course().hidden_registry().get("sample" + SUFFIX)
+    for case in twin.cases():
+        probs, expected = case.args[0], case.expected
+        assert isinstance(expected, torch.Tensor) and torch.equal(probs.double(), expected.double()), case.label
+
+
+def test_the_attention_and_embedding_disguises_change_a_correct_answer_only_by_the_renaming():
+    """Exact effect, against an oracle that is not the reference: the textbook formula on the disguised inputs,
+    with the renaming undone, equals it on the original inputs (to rounding: the sums run in another order)."""
+    import random
+
+    from autograde.hidden._twins import attention_features, embedding_rows
+
+    def attention(q, k, v):
+        w = torch.softmax((q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
+                          + torch.full((q.shape[-2], k.shape[-2]), float("-inf")).triu(1), dim=-1)
+        return w @ v
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 5, 8, generator=g, dtype=torch.float64) for _ in range(3))
+    (q2, k2, v2), _ = attention_features((0, 1), (2,))((q, k, v), {}, random.Random(1))
+    out, out2 = attention(q, k, v), attention(q2, k2, v2)
+    assert not torch.equal(v, v2)
+    assert torch.allclose(out.sort(-1).values, out2.sort(-1).values, atol=1e-12)
+    # columns: the same permutation that moved v's features
+    cols = [next(j for j in range(8) if torch.equal(v2[..., j], v[..., i])) for i in range(8)]
+    assert torch.allclose(out2[..., cols], out, atol=1e-12)
+
+    tok, pos = torch.randn(30, 6, generator=g), torch.randn(7, 6, generator=g)
+    ids = torch.randint(0, 30, (2, 7), generator=g)
+    (tok2, pos2, ids2), _ = embedding_rows((tok, pos, ids), {}, random.Random(2))
+    emb, emb2 = tok[ids] + pos[: ids.shape[1]], tok2[ids2] + pos2[: ids.shape[1]]
+    assert not torch.equal(ids, ids2) and torch.equal(emb.sort(-1).values, emb2.sort(-1).values)
