@@ -9,7 +9,8 @@ answer can tell from the original:
 - ``vocab``: the vocabulary axis permuted (every float tensor whose last axis is the vocabulary) and the token
   ids that index it renamed alike. Ties, -inf entries, extremes, batch shapes and dtypes stay what they were.
 - ``ids``: the token ids of an id sequence renamed by a random one-to-one map into [0, 49 152), SmolLM2's
-  vocabulary (only equality of ids matters to the exercises that take them);
+  vocabulary (only equality of ids matters to the exercises that take them), and each sequence led by 1-4 ids it
+  never uses (the answer at its end is unchanged; a lookup keyed on ids renamed by first appearance misses);
 - a function of its own for other exercises: attention's feature axes permuted (q and k alike, v on its own),
   an embedding table's rows permuted and the ids renamed alike.
 
@@ -98,17 +99,34 @@ def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
     distinct = sorted(set(seen))
     if not distinct:
         return None
-    new = rng.sample(range(ID_RANGE), len(distinct))
+    drawn = rng.sample(range(ID_RANGE), len(distinct) + 4)
+    new, fresh = drawn[:len(distinct)], drawn[len(distinct):len(distinct) + rng.randint(1, 4)]
     if new == distinct:
         new = new[1:] + new[:1] if len(new) > 1 else [new[0] + 1]
     table = dict(zip(distinct, new))
 
-    def move(x: Any) -> Any:
+    def rename(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool:
             return torch.tensor([table[int(i)] for i in x.reshape(-1).tolist()], dtype=x.dtype).reshape(x.shape)
         if isinstance(x, (list, tuple)):
-            return type(x)(table[i] if type(i) is int else move(i) for i in x)
+            return type(x)(table[i] if type(i) is int else rename(i) for i in x)
         return x
+
+    def move(x: Any) -> Any:
+        """Renamed, and each sequence led by a few ids it never uses (red team 11 keyed a lookup on the ids
+        renamed in order of first appearance, which a renaming alone does not change)."""
+        x = rename(x)
+        if isinstance(x, torch.Tensor) and x.dim() >= 1:
+            lead = torch.tensor(fresh, dtype=x.dtype).expand(*x.shape[:-1], len(fresh))
+            return torch.cat([lead, x], dim=-1)
+        if isinstance(x, (list, tuple)) and x and all(isinstance(s, (list, tuple, torch.Tensor)) for s in x):
+            return type(x)(move_seq(s) for s in x)
+        return move_seq(x)
+
+    def move_seq(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return torch.cat([torch.tensor(fresh, dtype=x.dtype), x]) if x.dim() == 1 else x
+        return type(x)([*fresh, *x]) if isinstance(x, (list, tuple)) else x
     return move
 
 

@@ -115,6 +115,8 @@ def _rate_cases() -> list[Case]:
     cases.append(Case(([9, 8, 7], 3), label="exactly one n-gram"))
     cases.append(Case(([1, 23, 12, 3], 2), label="multi-digit ids: (1, 23) and (12, 3) differ"))  # blind class 10
     cases.append(Case(([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 5],), label="default n=4: 4 of 9 4-grams seen before"))
+    # red team 11: a look-back of a few n-grams passed; here the only repeat is 40 positions back
+    cases.append(Case(([1, 2] + list(range(10, 50)) + [1, 2], 2), label="a bigram seen 40 positions earlier"))
     return [Case(c.args, c.kwargs, c.label, compare=number_close()) for c in cases] + \
         raises_case("ValueError", [1, 2, 3], -1, label="n=-1 must raise ValueError")
 
@@ -141,6 +143,10 @@ def _rp_cases() -> list[Case]:
     cases.append(Case((torch.tensor([[1.0, -2.0, 3.0, 0.5]]), torch.tensor([[0, 1, 2, 3]]), 2.0),
                       {"count_prompt": False}, compare=logits_match(rtol=1e-6),
                       label="count_prompt=False with the default prompt_len=0: every id counts"))
+    # red team 11: only the last 12 ids looked at passed; here most penalised ids were seen long ago
+    gl = _g(506)
+    cases.append(Case((torch.randn(2, 300, generator=gl), torch.randperm(300, generator=gl)[:200].reshape(2, 100), 1.5),
+                      compare=logits_match(rtol=1e-6), label="float32 [2, 300], 100 distinct ids per row, penalty 1.5"))
     return cases + raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1]]), -1.0,
                                label="penalty -1 must raise ValueError") + raises_case(
         "ValueError", torch.zeros(1, 3), torch.tensor([[1]]), 0.0, label="penalty 0 must raise ValueError")
@@ -162,6 +168,11 @@ def _pf_cases() -> list[Case]:
         half = dtype in (torch.float16, torch.bfloat16)   # the text: compute in float32, round once
         cases.append(Case((x, h), kw, compare=half_match() if half else logits_match(rtol=1e-6, atol=1e-5),
                           label=f"{kind} {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, {kw}"))
+    # red team 11: counts capped at 3 passed; here ids occur up to 12 times
+    gl = _g(507)
+    cases.append(Case((torch.randn(1, 8, generator=gl), torch.tensor([[1] * 12 + [2] * 7 + [3] * 4 + [5]])),
+                      {"presence": 0.5, "frequency": 0.25}, compare=logits_match(rtol=1e-6, atol=1e-5),
+                      label="float32 [1, 8], counts 12, 7, 4, 1"))
     return cases
 
 
@@ -193,6 +204,9 @@ def _ngram_cases() -> list[Case]:
         cases.append(Case((x, h, n), label=f"{str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, n={n}"))
     # blind class 10: the prefix is a tuple of ids ((1, 23) is not (12, 3)): nothing is banned here
     cases.append(Case((torch.zeros(1, 30), torch.tensor([[1, 23, 5, 12, 3]]), 3), label="multi-digit ids, n=3"))
+    # red team 11: scanning only the last positions passed; here the prefix (5,) was last seen 60 ids back
+    far = [5, 9] + [10 + (i % 80) for i in range(60)] + [5]
+    cases.append(Case((torch.zeros(1, 100), torch.tensor([far]), 2), label="n=2, the prefix seen 60 positions back"))
     return [Case(c.args, c.kwargs, c.label, compare=logits_match()) for c in cases] + \
         raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1, 2]]), 0, label="n=0 must raise ValueError")
 

@@ -124,6 +124,10 @@ def _logprob_cases() -> list[Case]:
                    label="toy model: token 7 after 3 is e^-200 times less likely than its rival")]
     # the text: fewer than 2 *tokens* (a blind class counted words): one word, two tokens
     cases += [Case((model, tok, "Hello!"), label="SmolLM2, 'Hello!': one word, two tokens")]
+    # red team 11: every text above is under 17 tokens, so scoring only the first 16 passed; long texts do not
+    cases += [Case((model, tok, _IMPROBABLE), label="SmolLM2, 141 tokens of nonsense")]
+    cases += [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), " ".join(str(i % 8) for i in range(2, 47))),
+                   label="next-id toy model, 45 tokens '2 3 ... 6'")]
     cases += raises_case("ValueError", model, tok, "", label="empty text: must raise ValueError")
     return cases
 

@@ -20,6 +20,7 @@ from autograde.hidden._twins import SUFFIX
 from course_lib.checks.engine import Case, evaluate
 
 
+IDS = {"find_cycle", "repetition_rate", "distinct_n", "ends_in_loop"}
 OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}  # see _twins
 
 
@@ -64,6 +65,10 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
     changed = 0
     for case in cases:
         orig = originals[case.label]
+        if name.removesuffix(SUFFIX) in IDS:  # an id sequence may come as a 1-D tensor: compare it as a list
+            listed = lambda c: Case((c.args[0].tolist() if isinstance(c.args[0], torch.Tensor) else c.args[0],  # noqa: E731
+                                     *c.args[1:]), c.kwargs, c.label)
+            orig, case = listed(orig), listed(case)
         a, b = _tensors((orig.args, orig.kwargs)), _tensors((case.args, case.kwargs))
         assert [(t.shape, t.dtype) for t in a] == [(t.shape, t.dtype) for t in b]
         for x, y in zip(a, b):
@@ -78,6 +83,14 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
             flat = lambda v: [i for s in v for i in (flat(s) if isinstance(s, (list, tuple)) else [s])]  # noqa: E731
             ids = lambda c: flat(c.args[at]) + flat(list(c.kwargs.get("stop_sequences", []))) + [c.kwargs.get("eos_id", -1)]  # noqa: E731
             x, y = ids(orig), ids(case)
+            if at == 0:  # each sequence is led by a few ids it never uses: compare its end
+                seqs = lambda v: [v] if not v or not isinstance(v[0], (list, tuple)) else list(v)  # noqa: E731
+                lead = [len(b) - len(a) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
+                assert lead and all(1 <= k <= 4 for k in lead) and len(set(lead)) == 1, lead
+                rest = flat([list(s)[lead[0]:] for s in seqs(list(case.args[0]))])
+                assert not set(list(seqs(list(case.args[0]))[0])[:lead[0]]) & set(rest)  # ids the sequence never uses
+                y = rest + [case.kwargs.get("eos_id", -1)]
+                x = x[:len(y) - 1] + [x[-1]]
             assert len(x) == len(y) and [[i == j for j in x] for i in x] == [[i == j for j in y] for i in y]
             assert orig.args[:at] + orig.args[at + 1:] == case.args[:at] + case.args[at + 1:]
             assert set(orig.kwargs) == set(case.kwargs)
@@ -216,3 +229,25 @@ def test_the_attention_and_embedding_disguises_change_a_correct_answer_only_by_t
     (tok2, pos2, ids2), _ = embedding_rows((tok, pos, ids), {}, random.Random(2))
     emb, emb2 = tok[ids] + pos[: ids.shape[1]], tok2[ids2] + pos2[: ids.shape[1]]
     assert not torch.equal(ids, ids2) and torch.equal(emb.sort(-1).values, emb2.sort(-1).values)
+
+
+def test_red_team_11s_lookup_keyed_on_ids_renamed_by_first_appearance_fails_the_twin():
+    """Red team 11 keyed its find_cycle table on the ids renamed in order of first appearance, which a renaming
+    alone leaves unchanged (2/24 unflagged). The twin also leads each sequence with ids it never uses."""
+    def canonical(ids):
+        names: dict = {}
+        return tuple(names.setdefault(int(i), len(names)) for i in ids)
+
+    published = {(canonical(a[0]), tuple(sorted(k.items()))): e for a, k, e in _published("find_cycle")
+                 if isinstance(e, tuple) and len(e) == 2}  # the written cases (a derived one repeats a call)
+
+    def answer(ids, max_period=50, min_repeats=2):
+        key = (canonical(ids), tuple(sorted({**({"max_period": max_period} if max_period != 50 else {}),
+                                             **({"min_repeats": min_repeats} if min_repeats != 2 else {})}.items())))
+        if key in published:
+            return tuple(int(v) for v in published[key])
+        return _period_one_cycle(ids, min_repeats)
+
+    assert _judge("find_cycle", "check", answer).passed
+    assert not _judge("find_cycle", "check", _period_one_cycle).passed  # control: the table earned the pass
+    assert not _judge("find_cycle" + SUFFIX, "twin", answer).passed

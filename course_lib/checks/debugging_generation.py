@@ -159,6 +159,7 @@ def _cycle_cases() -> list[Case]:
         ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 4}, (4, 3), "period 4 with max_period=4 (inclusive)"),
         ([4, 4, 1, 4, 4], {}, (1, 2), "(4, 4) at the end: period 1 repeated twice comes before period 3"),
         ([3, 1, 1, 2, 1, 1, 2, 1, 1, 2], {"min_repeats": 3}, (3, 3), "period 1 has only 1 copy of (2): go on to period 3"),
+        ([9, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7], {}, (7, 2), "period 7 twice: every period up to max_period counts"),
         ([7], {}, (0, 0), "one token"),
         ([], {}, (0, 0), "empty sequence"),
     ]
@@ -181,6 +182,8 @@ def _rate_cases() -> list[Case]:
         Case(([], 1), label="empty: 0.0", expected=0.0, compare=cmp),
         Case((torch.tensor([5, 5, 6, 5, 5]), 2), label="a 1-D LongTensor works too: 55,56,65,55 -> 1/4",
              expected=0.25, compare=cmp),
+        Case(([1, 2, *range(10, 30), 1, 2], 2), label="24 ids, the bigram (1, 2) again 20 ids later: 1 of 23",
+             expected=1 / 23, compare=cmp),
     ] + raises_case("ValueError", [1, 2], 0, label="n=0 must raise ValueError")
 
 
@@ -215,6 +218,9 @@ def _rp_cases() -> list[Case]:
         Case((torch.tensor([[NEG_INF, 1.0, 4.0]]), ids([0, 2]), 2.0), label="-inf stays -inf",
              expected=torch.tensor([[NEG_INF, 1.0, 2.0]]), compare=cmp),
         Case((z, torch.zeros(1, 0, dtype=torch.long), 2.0), label="empty history [1, 0]: unchanged", expected=z.clone(), compare=cmp),
+        Case((torch.tensor([[2.0] + [0.5] * 29]), ids([0, *range(10, 30)]), 2.0),
+             label="no window: id 0, seen 20 ids ago, is penalised too (2 -> 1); ids 10-29: 0.5 -> 0.25",
+             expected=torch.tensor([[1.0] + [0.5] * 9 + [0.25] * 20]), compare=cmp),
         Case((z.half(), ids([3]), 2.0), label="float16 stays float16",
              expected=torch.tensor([[2.0, -1.0, 0.5, 1.5, 0.0]]).half(), compare=cmp),
     ] + raises_case("ValueError", z, ids([0]), 0.0, label="penalty 0 must raise ValueError")
@@ -236,6 +242,9 @@ def _pf_cases() -> list[Case]:
         Case((z, ids([2, 2])), {"presence": -0.5, "frequency": -0.25}, label="negative penalties encourage repeats",
              expected=torch.tensor([[2.0, -1.0, 1.5, 3.0]]), compare=cmp),
         Case((z, ids([0, 1])), label="default penalties 0: unchanged", expected=z.clone(), compare=cmp),
+        Case((torch.zeros(1, 4), ids([1, 1, 1, 1, 1, 1, 2])), {"frequency": 0.5},
+             label="id 1 six times: 0 - 6 * 0.5 = -3; id 2 once: -0.5", expected=torch.tensor([[0.0, -3.0, -0.5, 0.0]]),
+             compare=cmp),
         Case((torch.cat([z, z]), ids([0, 0], [1, 2])), {"frequency": 1.0}, label="batch: counts per row",
              expected=torch.tensor([[0.0, -1.0, 0.5, 3.0], [2.0, -2.0, -0.5, 3.0]]), compare=cmp),
         Case((torch.tensor([[NEG_INF, 1.0]]), ids([0, 1])), {"presence": 2.0}, label="-inf stays -inf",
