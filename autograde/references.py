@@ -75,12 +75,12 @@ def compute_references(course: Course, assignment: str) -> dict:
     of the visible checks they call."""
     registry = course.hidden_registry()
     checks: dict[str, Any] = {}
-    from autograde.verify import twins_of
+    from autograde.hidden._twins import twins_of
 
     for path in course.source_notebooks(assignment):
         calls = check_calls(read_notebook(path))
         names = sorted({n for _, kind, n in calls if kind == "hidden_check"}
-                       | set(twins_of(course, [n for _, kind, n in calls if kind == "check"])))
+                       | set(twins_of(registry, calls)))
         if not names:
             continue
         ns = reference_namespace(course, path)

@@ -43,12 +43,12 @@ def stale_files(course: Course, assignments: list[str] | None = None) -> list[st
 
 def _checks_of(course: Course, notebook: Path) -> list[tuple[str, object, object]]:
     """(kind, check, expected values) for every check the notebook's test cells call."""
-    from autograde.verify import twins_of
+    from autograde.hidden._twins import twins_of
 
     visible, hidden = course.visible_registry(), course.hidden_registry()
     out, seen = [], set()
     calls = check_calls(read_notebook(notebook))
-    twins = twins_of(course, [n for _, kind, n in calls if kind == "check"])
+    twins = twins_of(hidden, calls)
     for kind, name in [(kind, name) for _, kind, name in calls] + [("twin", t) for t in twins]:
         if (kind, name) in seen:
             continue

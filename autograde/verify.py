@@ -88,30 +88,19 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
                                                   ops[chk.exercise]),
                           "kind": kind, "forbidden": forbidden[chk.exercise]}
         cells.setdefault(grade_id, []).append(name)
-    for twin, visible in twins_of(course, [n for _, kind, n, _ in calls if kind == "check"]).items():
+    # Twins (autograde/hidden/_twins.py): a visible check's cases in disguise, run with the hidden checks; a
+    # visible check passes outside the kernel only if its twin passes too, so public expected values typed in or
+    # looked up earn nothing. (Imported here: the verification child, which imports this module, has no
+    # autograde.hidden.)
+    from autograde.hidden._twins import twins_of
+
+    for twin, twin_of in twins_of(hidden, [call[:3] for call in calls]).items():
         chk = hidden.get(twin)
-        payloads[twin] = {"exercise": chk.exercise, "twin_of": visible, "kind": "twin",
+        payloads[twin] = {"exercise": chk.exercise, "twin_of": twin_of, "kind": "twin",
                           "payload": encode_cases(chk.cases(), chk.allow_mutation, forbidden[chk.exercise],
                                                   ops[chk.exercise]),
                           "forbidden": forbidden[chk.exercise]}
     return payloads, cells
-
-
-def twins_of(course: Course, visible: list[str]) -> dict[str, str]:
-    """{twin check name: visible check name} for those of the visible checks that have a twin: the same cases
-    in disguise (autograde/hidden/_twins.py), run with the hidden checks; a visible check passes outside the
-    kernel only if its twin passes too, so its public expected values typed in or looked up earn nothing."""
-    from autograde.hidden._twins import twin_name
-
-    hidden = course.hidden_registry()
-    out = {}
-    for name in dict.fromkeys(visible):
-        try:
-            hidden.get(twin_name(name))
-        except KeyError:
-            continue
-        out[twin_name(name)] = name
-    return out
 
 
 def rules_of(course: Course, source: Path) -> dict[str, tuple[str, list[str]]]:

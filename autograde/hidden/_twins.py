@@ -41,6 +41,21 @@ def twin_name(visible: str) -> str:
     return visible + SUFFIX
 
 
+def twins_of(registry: Any, calls: list[tuple[str, str, str]]) -> dict[str, str]:
+    """{twin name: visible check name} for the visible checks among a notebook's check calls (``check_calls``:
+    (grade_id, kind, name)) that have a twin in ``registry`` (the hidden registry)."""
+    out = {}
+    for _, kind, name in calls:
+        if kind != "check":
+            continue
+        try:
+            registry.get(twin_name(name))
+        except KeyError:
+            continue
+        out[twin_name(name)] = name
+    return out
+
+
 def _rng(name: str, index: int) -> random.Random:
     return random.Random(f"twin/{name}/{index}")
 
