@@ -113,6 +113,12 @@ def rules_of(course: Course, source: Path) -> dict[str, tuple[str, list[str]]]:
             if p["kind"] != "twin"}
 
 
+def _unreadable(result) -> bool:
+    """Whether a check's outcomes were rejected at the boundary (``_judge``'s one failure labelled ``*``)."""
+    return bool(result) and any(case == "*" and msg.startswith("unreadable outcomes")
+                                for case, msg in result.failures)
+
+
 def _judge(course: Course, name: str, kind: str, outcomes_json: str):
     from course_lib.checks.engine import CheckResult, judge
 
@@ -360,10 +366,10 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         if passed[info["twin_of"]] and not passed[name]:
             passed[info["twin_of"]] = False
             verdict.messages[info["twin_of"]] = (
-                f"{info['twin_of']}: its visible cases pass, but not the same cases in disguise (token ids renamed, "
-                "which changes a correct answer only by the renaming): visible points need results computed from "
+                f"{info['twin_of']}: its visible cases pass, but not the same cases in disguise (relabelled in a way "
+                "that changes a correct answer only by the relabelling): visible points need results computed from "
                 "the inputs, not recognised published cases"
-                + (" (the disguised cases' results could not be read)" if message and "unreadable" in message else ""))
+                + (" (the disguised cases' results could not be read)" if _unreadable(judged.get(name)) else ""))
     verdict.cells = {g: all(passed[n] for n in names) for g, names in cells.items()}
     verdict.seconds = time.perf_counter() - t0
     return verdict

@@ -145,13 +145,37 @@ def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
     return move
 
 
-def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False,
+def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random) -> tuple[tuple, dict]:
+    """The vocabulary grown by 1-4 tokens (copies of random columns, so no new kind of value) and every id
+    history led by the new ids, which it never used before; ``prompt_len`` moves with it, so the lead is prompt.
+
+    A permutation alone keeps the pattern of repeats in a history: red team 11 keyed a lookup on the ids renamed
+    in order of first appearance and kept 3/24 through ban_repeated_ngrams's twin."""
+    cols = [rng.randrange(v) for _ in range(rng.randint(1, 4))]
+    lead = list(range(v, v + len(cols)))
+
+    def grow(x: Any) -> Any:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 1 and x.shape[-1] == v:
+            return torch.cat([x, x[..., cols]], dim=-1)
+        if isinstance(x, torch.Tensor) and x.dtype in (torch.int64, torch.int32) and x.dim() >= 1:
+            return torch.cat([torch.tensor(lead, dtype=x.dtype).expand(*x.shape[:-1], len(lead)), x], dim=-1)
+        return x
+    kwargs = {k: grow(x) for k, x in kwargs.items()}
+    if isinstance(kwargs.get("prompt_len"), int):
+        kwargs["prompt_len"] += len(lead)
+    return tuple(grow(a) for a in args), kwargs
+
+
+def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, extend: bool = False,
          skip: Callable[[Case], bool] = lambda case: False) -> Check:
     """The twin of ``visible``: a hidden check on its written cases in disguise.
 
     kind: ``vocab``, ``ids``, or a function (args, kwargs, rng) -> (args, kwargs) for an exercise of another kind.
+    ``extend`` (vocab, for exercises given an id history): grow the vocabulary and lead the history (``_extend``).
     ``skip``: cases whose point the disguise would change (a tie broken by id at T = 0 whose expected value is
     stated, not computed); cases that must raise are left out (their inputs are rejected, not computed on)."""
+    if extend and (kind != "vocab" or move_expected):
+        raise ValueError("extend is for vocab twins whose expected values the reference computes")
     if not callable(kind) and kind not in ("vocab", "ids"):
         raise ValueError(f"unknown twin kind {kind!r}")
     written = getattr(visible.cases, "__wrapped_cases__", visible.cases)
@@ -169,16 +193,20 @@ def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False,
                 continue
             if kind == "vocab":
                 v = _vocab_size(case)
-                move = _vocab_mover(v, rng) if v and v >= 2 else None
-                if move is None:
+                if not v or v < 2:
                     continue
-                args = tuple(move(a) for a in case.args)
+                args, kwargs = tuple(case.args), dict(case.kwargs)
+                if extend:
+                    args, kwargs = _extend(args, kwargs, v, rng)
+                    v = _vocab_size(Case(args, kwargs))
+                move = _vocab_mover(v, rng)
+                args = tuple(move(a) for a in args)
+                kwargs = {k: move(x) for k, x in kwargs.items()}
             else:
                 move = _ids_mover(case, rng)
                 if move is None:
                     continue
-                args = (move(case.args[0]), *case.args[1:])
-            kwargs = {k: move(x) for k, x in case.kwargs.items()} if kind == "vocab" else dict(case.kwargs)
+                args, kwargs = (move(case.args[0]), *case.args[1:]), dict(case.kwargs)
             expected = MISSING
             if case.expected is not MISSING and move_expected:
                 expected = move(case.expected)

@@ -257,5 +257,5 @@ CHECKS = [
 
 # Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py).
 CHECKS += twins(_visible.CHECKS, {
-    **{name: {"kind": "vocab"} for name in ("ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty")},
+    **{name: {"kind": "vocab", "extend": True} for name in ("ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty")},
     "find_cycle": {"kind": "ids"}, "repetition_rate": {"kind": "ids"}})

@@ -22,6 +22,7 @@ from course_lib.checks.engine import Case, evaluate
 
 IDS = {"find_cycle", "repetition_rate", "distinct_n", "ends_in_loop"}
 OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}  # see _twins
+EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty"}  # twin(..., extend=True)
 
 
 def _twins():
@@ -65,6 +66,9 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
     changed = 0
     for case in cases:
         orig = originals[case.label]
+        if name.removesuffix(SUFFIX) in EXTENDED:
+            changed += _is_extended_renaming(orig, case)
+            continue
         if name.removesuffix(SUFFIX) in IDS:  # an id sequence may come as a 1-D tensor: compare it as a list
             listed = lambda c: Case((c.args[0].tolist() if isinstance(c.args[0], torch.Tensor) else c.args[0],  # noqa: E731
                                      *c.args[1:]), c.kwargs, c.label)
@@ -96,6 +100,38 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
             assert set(orig.kwargs) == set(case.kwargs)
             changed += x != y
     assert changed >= len(cases) // 2, "most twins equal their visible case: no disguise"
+
+
+def _is_extended_renaming(orig: Case, case: Case) -> bool:
+    """An extended vocabulary twin, inverted exactly: the history is led by k in 1..4 ids it never uses, and a
+    renaming p of the original ids makes the logits agree, twin[..., p(i)] == orig[..., i] for every i, while
+    the k added columns hold copies of values of the same row. Returns True (it always changes the case)."""
+    lo, ho, *rest_o = orig.args
+    lt, ht, *rest_t = case.args
+    assert rest_o == rest_t and set(orig.kwargs) == set(case.kwargs)
+    assert lt.dtype == lo.dtype and lt.shape[:-1] == lo.shape[:-1] and ht.dtype == ho.dtype
+    v, k = lo.shape[-1], lt.shape[-1] - lo.shape[-1]
+    assert 1 <= k <= 4 and ht.shape[-1] == ho.shape[-1] + k and ht.shape[:-1] == ho.shape[:-1]
+    lead, body = ht[..., :k], ht[..., k:]
+    assert (lead == lead.reshape(-1)[:k]).all() and len(set(lead.reshape(-1)[:k].tolist())) == k
+    assert not set(lead.reshape(-1).tolist()) & set(body.reshape(-1).tolist())
+    # p from the history where it says, then from the logits: one column of the twin per original column
+    p = {}
+    for i, j in zip(ho.reshape(-1).tolist(), body.reshape(-1).tolist()):
+        assert p.setdefault(i, j) == j
+    free = [j for j in range(v + k) if j not in set(lead.reshape(-1).tolist()) | set(p.values())]
+    for i in range(v):
+        if i not in p:
+            j = next(j for j in free if torch.equal(torch.nan_to_num(lt[..., j]), torch.nan_to_num(lo[..., i])))
+            free.remove(j)
+            p[i] = j
+    assert len(set(p.values())) == v
+    idx = torch.tensor([p[i] for i in range(v)])
+    assert torch.equal(torch.nan_to_num(lt[..., idx]), torch.nan_to_num(lo))
+    for c in lead.reshape(-1)[:k].tolist():  # an added column repeats values the row already has
+        assert any(torch.equal(torch.nan_to_num(lt[..., c]), torch.nan_to_num(lo[..., i])) for i in range(v))
+    assert orig.kwargs.get("prompt_len") is None or case.kwargs["prompt_len"] == orig.kwargs["prompt_len"] + k
+    return True
 
 
 def _published(name):
@@ -251,3 +287,51 @@ def test_red_team_11s_lookup_keyed_on_ids_renamed_by_first_appearance_fails_the_
     assert _judge("find_cycle", "check", answer).passed
     assert not _judge("find_cycle", "check", _period_one_cycle).passed  # control: the table earned the pass
     assert not _judge("find_cycle" + SUFFIX, "twin", answer).passed
+
+
+def _ban_last_match_only(logits, ids, n):
+    """A partial ban: only the n-gram whose prefix occurred most recently (red team 11's fallback)."""
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    out = logits.clone()
+    for b in range(ids.shape[0]):
+        row = [int(i) for i in ids[b].tolist()]
+        pre = row[len(row) - n + 1:] if n > 1 else []
+        for i in range(len(row) - n, -1, -1):
+            if row[i:i + n - 1] == pre:
+                out[b, row[i + n - 1]] = float("-inf")
+                break
+    return out
+
+
+def test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin():
+    """Red team 11 keyed ban_repeated_ngrams's table on the history renamed by first appearance, mapped the
+    published bans back through that naming, and fell back to a partial ban (3/24 unflagged against a twin that
+    only permuted the vocabulary). The extended twin leads the history with ids it never used, so the key differs."""
+    def canonical(row):
+        names: dict = {}
+        return tuple(names.setdefault(i, len(names)) for i in row), names
+
+    table = {}
+    for (logits, ids, n, *_), kwargs, expected in _published("ban_repeated_ngrams"):
+        for b in range(ids.shape[0]):
+            key, names = canonical([int(i) for i in ids[b].tolist()])
+            banned = ((expected[b] == float("-inf")) & (logits[b] != float("-inf"))).nonzero().reshape(-1).tolist()
+            if all(t in names for t in banned):  # a ban is of an id the history holds
+                table[(key, n)] = [names[t] for t in banned]
+
+    def answer(logits, ids, n):
+        out = _ban_last_match_only(logits, ids, n)
+        for b in range(ids.shape[0]):
+            key, names = canonical([int(i) for i in ids[b].tolist()])
+            if (key, n) in table:
+                back = {v: k for k, v in names.items()}
+                out[b] = logits[b]
+                for t in table[(key, n)]:
+                    out[b, back[t]] = float("-inf")
+        return out
+
+    assert table, "no published case to key on"
+    assert _judge("ban_repeated_ngrams", "check", answer).passed, _judge("ban_repeated_ngrams", "check", answer).message
+    assert not _judge("ban_repeated_ngrams", "check", _ban_last_match_only).passed  # control: the table earned it
+    assert not _judge("ban_repeated_ngrams" + SUFFIX, "twin", answer).passed

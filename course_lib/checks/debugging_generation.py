@@ -259,6 +259,7 @@ def _pf_cases() -> list[Case]:
 # ------------------------------------------------------------------------------------------ exercise 4
 def _ngram_cases() -> list[Case]:
     x = torch.arange(6, dtype=torch.float32).reshape(1, 6) * 0.5 - 1.0        # distinct finite logits
+    wide = torch.linspace(-2.0, 2.0, 32).reshape(1, 32)
     return [
         Case((x, ids([1, 2, 3, 1]), 2), label="bigrams (1,2),(2,3),(3,1); last token 1 -> ban 2",
              expected=banned(x, [[2]])),
@@ -281,6 +282,8 @@ def _ngram_cases() -> list[Case]:
              expected=banned(torch.cat([x, x]), [[2], [1]])),
         Case((x, ids([5, 1, 5, 2, 5]), 2), label="ban 1 and 2, even though 1 and 2 are not the last token",
              expected=banned(x, [[1, 2]])),
+        Case((wide, ids([1, 2, *range(8, 32), 1]), 2), label="27 ids, 1 last seen 25 ids back, followed by 2 -> ban 2",
+             expected=banned(wide, [[2]])),
         Case((x.half(), ids([1, 2, 3, 1]), 2), label="float16 stays float16", expected=banned(x.half(), [[2]])),
         Case((torch.tensor([[NEG_INF, 0.0, 1.0]]), ids([0, 1, 0]), 2), label="an already -inf token stays -inf",
              expected=torch.tensor([[NEG_INF, NEG_INF, 1.0]])),

@@ -32,6 +32,8 @@ TOY_V = 8
 # p(next = i + 1) = 21 / (21 + 7) = 3/4 and every other token has 1/28.
 TOY_LOGIT = math.log(21.0)
 P_HIT, P_MISS = 0.75, 1.0 / 28.0
+# 40 ids counting up mod 8, then one that breaks the count: a score of every token, not of the first few
+LONG_TOY = " ".join(str(i % 8) for i in range(39)) + " " + str((38 + 4) % 8)
 
 
 class ToyTokenizer:
@@ -277,6 +279,8 @@ def _softmax_cases() -> list[Case]:
              compare=allclose(rtol=0, atol=5e-4)),
         Case((torch.tensor([1000.0, 999.0]),), label="[1000, 999]: exp(1000) overflows",
              expected=_f32([S1, 1 - S1])),
+        Case((torch.tensor([500.0, -500.0]),), label="[500, -500]: far apart, exp(500) overflows float32",
+             expected=_f32([1.0, 0.0])),
         Case((torch.full((4,), 3.0),), label="equal logits -> uniform", expected=torch.full((4,), 0.25)),
         Case((torch.tensor([0.0, -math.inf, 1.0]),), label="-inf logit gets probability 0",
              expected=_f32([1 / (1 + math.e), 0.0, math.e / (1 + math.e)])),
@@ -326,6 +330,8 @@ def _temperature_cases() -> list[Case]:
         Case((torch.tensor([[0.0, 5.0, 5.0, 5.0], [2.0, -1.0, 2.0, 0.0]]), 0.0), label="T=0 on a batch with ties",
              expected=_f32([[0, 1 / 3, 1 / 3, 1 / 3], [0.5, 0, 0.5, 0]]),
              compare=temperature_close(rtol32=0, atol32=1e-7)),
+        Case((torch.tensor([3.0, 3.00001, -1.0]), 0), label="T=0 on a near tie [3, 3.00001, -1]: no tie, one-hot",
+             expected=_f32([0, 1, 0]), compare=temperature_close(rtol32=0, atol32=0)),
         Case((near, 0.01), label="T=0.01 on [10, 9.5]: logits / T = [1000, 950]",
              expected=_f32([1 / (1 + math.exp(-50)), math.exp(-50) / (1 + math.exp(-50))])),
         Case((seed, 1e-6), label="tiny T=1e-6 (not 0): essentially one-hot", expected=_f32([1, 0, 0, 0])),
@@ -372,6 +378,8 @@ def _logprob_cases() -> list[Case]:
              expected=7 * math.log(P_HIT), compare=cmp),
         Case((nxt, toy, "2 2 2"), label="next-id toy model, no token predicted: 2 log(1/28)",
              expected=2 * math.log(P_MISS), compare=cmp),
+        Case((nxt, toy, LONG_TOY), label="next-id toy model, 40 tokens, only the last one missed: 38 log(3/4) + log(1/28)",
+             expected=38 * math.log(P_HIT) + math.log(P_MISS), compare=cmp),
     ]
     cases += [Case((Resource("smollm2_fp32"), Resource("smollm2_tokenizer"), text),
                    label=f"SmolLM2, {text!r} (HF transformers: {lp:.4f})", expected=lp,
@@ -389,6 +397,8 @@ def _perplexity_cases() -> list[Case]:
              expected=float(TOY_V), compare=cmp),
         Case((nxt, toy, "0 1 2 3 5"), label="next-id toy model, '0 1 2 3 5'",
              expected=math.exp(-(3 * math.log(P_HIT) + math.log(P_MISS)) / 4), compare=cmp),
+        Case((nxt, toy, LONG_TOY), label="next-id toy model, 40 tokens, only the last one missed",
+             expected=math.exp(-(38 * math.log(P_HIT) + math.log(P_MISS)) / 39), compare=cmp),
     ]
     cases += [Case((Resource("smollm2_fp32"), Resource("smollm2_tokenizer"), text),
                    label=f"SmolLM2, {text!r} (HF transformers: {ppl:.4f})", expected=ppl,

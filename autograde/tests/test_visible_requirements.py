@@ -1,0 +1,57 @@
+"""Visible points need an answer that meets every requirement the exercise text states.
+
+Policy (docs/threat-model.md, "Visible points need an answer that computes"): a visible check's points never
+depend on the same exercise's hidden check (that would charge an honest edge-case bug twice and tell the student
+what the hidden cases hold). Instead the visible cases cover each requirement of the text (long sequences, far
+repeats, overflow, the exact T = 0), so a partial answer fails a visible case it can read. Red team 11's partial
+answers passed the visible checks of 02 and 05 when every visible case was short; each must now fail the named
+visible case. Control: the reference solution passes the same check (selfcheck asserts it too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograde.course import Course
+from autograde.references import _grading_env, reference_namespace
+from course_lib.checks.engine import evaluate
+
+PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case that must catch it)
+    ("02_logits_softmax", "softmax__rt11_mean_centred", "[500, -500]"),
+    ("02_logits_softmax", "probs_at_temperature__rt11_clamp_T", "near tie [3, 3.00001, -1]"),
+    ("02_logits_softmax", "sequence_logprob__class11_first16", "40 tokens"),
+    ("02_logits_softmax", "perplexity__rt11_first16", "40 tokens"),
+    ("05_debugging_generation", "ban_repeated_ngrams__class11_recent_only", "25 ids back"),
+    ("05_debugging_generation", "find_cycle__class11_short_periods", ""),
+    ("05_debugging_generation", "repetition_penalty__class11_last12", ""),
+    ("05_debugging_generation", "presence_frequency_penalty__class11_capped_counts", ""),
+    ("05_debugging_generation", "repetition_rate__class11_short_lookback", ""),
+]
+
+
+def _notebook_of(course: Course, assignment: str, exercise: str) -> Path:
+    for nb in course.source_notebooks(assignment):
+        if f"def {exercise}(" in nb.read_text():
+            return nb
+    raise LookupError(exercise)
+
+
+@pytest.mark.parametrize("assignment, entry, label", PARTIAL, ids=[e for _, e, _ in PARTIAL])
+def test_a_partial_answer_fails_a_visible_case_it_can_read(assignment, entry, label):
+    course = Course()
+    path = course.zoo_dir / assignment / f"{entry}.py"
+    source = path.read_text()
+    target = next(line.split('"')[1] for line in source.splitlines() if line.startswith("TARGET = "))
+    nb = _notebook_of(course, assignment, target)
+    ns = reference_namespace(course, nb)
+    check = course.visible_registry().get(target)
+    with _grading_env(nb.parent, course.path_entries()):
+        honest = evaluate(check, ns[target], [c.expected for c in check.cases()], raise_on_fail=False, quiet=True)
+        assert honest.passed, f"control: the reference fails its own visible check:\n{honest.message}"
+        bug_ns = dict(ns)
+        exec(compile(source, str(path), "exec"), bug_ns)
+        r = evaluate(check, bug_ns[target], [c.expected for c in check.cases()], raise_on_fail=False, quiet=True)
+    assert not r.passed, f"{entry} passes the visible check of {target}"
+    assert any(label in case for case, _ in r.failures), [case for case, _ in r.failures]
