@@ -34,20 +34,21 @@ def attention_truth(q, k_new, v_new, k_cache, v_cache) -> torch.Tensor:
 
 
 def attention_data() -> dict[str, dict]:
-    """{case label: {"shape": [...], "y": [float32 values]}} for every visible attend_with_cache case."""
+    """{case label: {"shape": [...], "y": [values in the case's dtype]}} for every visible attend_with_cache case."""
     from course_lib.checks.generation_loop import ATTENTION_SPEC, attention_inputs
 
     out = {}
-    for label, seed, B, nh, nkv, T, past, hd in ATTENTION_SPEC:
-        y = attention_truth(*attention_inputs(seed, B, nh, nkv, T, past, hd))
+    for label, seed, B, nh, nkv, T, past, hd, dtype in ATTENTION_SPEC:
+        y = attention_truth(*attention_inputs(seed, B, nh, nkv, T, past, hd, dtype=dtype))
         out[label] = {"shape": list(y.shape), "y": [float(v) for v in y.reshape(-1).tolist()]}
     return out
 
 
 def render(data: dict) -> str:
     """The text of ``_attention_data.py``."""
-    return ('"""Stored expected outputs y of the visible attend_with_cache cases (float32 values of a float64\n'
-            'computation). Written by `python -m autograde.visible_data`; do not edit by hand."""\n\n'
+    return ('"""Stored expected outputs y of the visible attend_with_cache cases (values of a float64\n'
+            'computation, rounded to each case\'s dtype). Written by `python -m autograde.visible_data`; do not edit\n'
+            'by hand."""\n\n'
             f"DATA = {json.dumps(data, indent=None, separators=(',', ':'))}\n")
 
 

@@ -150,7 +150,9 @@ def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random) -> tuple[tupl
     history led by the new ids, which it never used before; ``prompt_len`` moves with it, so the lead is prompt.
 
     A permutation alone keeps the pattern of repeats in a history: red team 11 keyed a lookup on the ids renamed
-    in order of first appearance and kept 3/24 through ban_repeated_ngrams's twin."""
+    in order of first appearance and kept 3/24 through ban_repeated_ngrams's twin. Cases with a ``window`` are
+    not extended (class 10's w23: a window start not clamped at 0, an honest slip the hidden check charges,
+    was flagged as a lookup when the lead moved the history's length into the slip's range)."""
     cols = [rng.randrange(v) for _ in range(rng.randint(1, 4))]
     lead = list(range(v, v + len(cols)))
 
@@ -196,7 +198,9 @@ def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, e
                 if not v or v < 2:
                     continue
                 args, kwargs = tuple(case.args), dict(case.kwargs)
-                if extend:
+                # a window counts back from the end: a lead changes no correct answer there, but an honest slip
+                # (a window start not clamped at 0 wraps around) reads it, and a twin must not flag honest slips
+                if extend and kwargs.get("window") is None:
                     args, kwargs = _extend(args, kwargs, v, rng)
                     v = _vocab_size(Case(args, kwargs))
                 move = _vocab_mover(v, rng)

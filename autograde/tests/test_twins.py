@@ -103,7 +103,8 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
 
 
 def _is_extended_renaming(orig: Case, case: Case) -> bool:
-    """An extended vocabulary twin, inverted exactly: the history is led by k in 1..4 ids it never uses, and a
+    """An extended vocabulary twin, inverted exactly: the history is led by k in 1..4 ids it never uses (k = 0 where
+    the case has a window), and a
     renaming p of the original ids makes the logits agree, twin[..., p(i)] == orig[..., i] for every i, while
     the k added columns hold copies of values of the same row. Returns True (it always changes the case)."""
     lo, ho, *rest_o = orig.args
@@ -111,7 +112,8 @@ def _is_extended_renaming(orig: Case, case: Case) -> bool:
     assert rest_o == rest_t and set(orig.kwargs) == set(case.kwargs)
     assert lt.dtype == lo.dtype and lt.shape[:-1] == lo.shape[:-1] and ht.dtype == ho.dtype
     v, k = lo.shape[-1], lt.shape[-1] - lo.shape[-1]
-    assert 1 <= k <= 4 and ht.shape[-1] == ho.shape[-1] + k and ht.shape[:-1] == ho.shape[:-1]
+    assert (k == 0) == (orig.kwargs.get("window") is not None), "a case with a window is renamed, never extended"
+    assert 0 <= k <= 4 and ht.shape[-1] == ho.shape[-1] + k and ht.shape[:-1] == ho.shape[:-1]
     lead, body = ht[..., :k], ht[..., k:]
     assert (lead == lead.reshape(-1)[:k]).all() and len(set(lead.reshape(-1)[:k].tolist())) == k
     assert not set(lead.reshape(-1).tolist()) & set(body.reshape(-1).tolist())

@@ -3,7 +3,7 @@
 Policy (docs/threat-model.md, "Visible points need an answer that computes"): a visible check's points never
 depend on the same exercise's hidden check (that would charge an honest edge-case bug twice and tell the student
 what the hidden cases hold). Instead the visible cases cover each requirement of the text (long sequences, far
-repeats, overflow, the exact T = 0), so a partial answer fails a visible case it can read. Red team 11's partial
+repeats, overflow, the exact T = 0, float64 accuracy for float64 inputs), so a partial answer fails a visible case it can read. Red team 11's partial
 answers passed the visible checks of 02 and 05 when every visible case was short; each must now fail the named
 visible case. Control: the reference solution passes the same check (selfcheck asserts it too).
 """
@@ -28,6 +28,9 @@ PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case 
     ("05_debugging_generation", "repetition_penalty__class11_last12", ""),
     ("05_debugging_generation", "presence_frequency_penalty__class11_capped_counts", ""),
     ("05_debugging_generation", "repetition_rate__class11_short_lookback", ""),
+    # the texts promise float64 accuracy for float64 inputs (blind classes 9 and 10 computed in float32)
+    ("04_generation_loop", "attend_with_cache__class9_float32_inside", "float64 inputs: float64 accuracy"),
+    ("05_debugging_generation", "repetition_penalty__class10_float32_inside", "float64 logits keep float64"),
 ]
 
 

@@ -33,6 +33,14 @@ def _ids(mask: torch.Tensor) -> list[int]:
     return [int(i) for i in torch.nonzero(mask).reshape(-1)]
 
 
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """a and b printed with the fewest significant digits (at least 7) that tell them apart."""
+    for n in range(7, 18):
+        if f"{a:.{n}g}" != f"{b:.{n}g}":
+            break
+    return f"{a:.{n}g}", f"{b:.{n}g}"
+
+
 def logits_match(rtol: float = 0.0, atol: float = 0.0):
     """Compare a logits -> logits step: same shape and dtype, same -inf set, finite values within rtol/atol."""
 
@@ -62,8 +70,11 @@ def logits_match(rtol: float = 0.0, atol: float = 0.0):
             close = torch.isclose(g[r][fin], e[r][fin], rtol=rtol, atol=atol) | (g[r][fin] == e[r][fin])
             if not close.all():
                 i = _ids(fin)[int(torch.nonzero(~close)[0])]
-                return (f"{where}token {i} is {g[r, i].item():.7g}, expected {e[r, i].item():.7g} "
-                        f"(tolerance rtol={rtol:g}, atol={atol:g})")
+                got_s, exp_s = _apart(g[r, i].item(), e[r, i].item())
+                return (f"{where}token {i} is {got_s}, expected {exp_s} (tolerance rtol={rtol:g}, atol={atol:g})"
+                        + (" (float64 logits: compute in float64, not float32)"
+                           if expected.dtype == torch.float64 and abs(g[r, i].item() - e[r, i].item())
+                           <= 1e-6 * abs(e[r, i].item()) else ""))
         return None
 
     return compare
@@ -223,6 +234,10 @@ def _rp_cases() -> list[Case]:
              expected=torch.tensor([[1.0] + [0.5] * 9 + [0.25] * 20]), compare=cmp),
         Case((z.half(), ids([3]), 2.0), label="float16 stays float16",
              expected=torch.tensor([[2.0, -1.0, 0.5, 1.5, 0.0]]).half(), compare=cmp),
+        # Python floats are float64 and IEEE division and multiplication round correctly: the float64 answer exactly
+        Case((torch.tensor([[0.1, -0.7, 0.3]], dtype=torch.float64), ids([0, 1]), 3.0),
+             label="float64 logits keep float64 accuracy: 0.1 / 3, -0.7 * 3 (rtol 1e-12)",
+             expected=torch.tensor([[0.1 / 3, -0.7 * 3, 0.3]], dtype=torch.float64), compare=logits_match(rtol=1e-12)),
     ] + raises_case("ValueError", z, ids([0]), 0.0, label="penalty 0 must raise ValueError")
 
 

@@ -283,14 +283,19 @@ def attention_inputs(seed: int, B: int, nh: int, nkv: int, T: int, past: int, hd
 
 
 def attention_out(rtol: float = 1e-4, atol: float = 1e-5):
-    """(y, k_all, v_all): shapes, then values (any float dtype: the text promises none)."""
+    """(y, k_all, v_all): shapes, then values (any float dtype: the text promises none; float64 inputs must get
+    float64 accuracy, rtol 1e-9: sums of a few dozen float64 products in another order differ by ~1e-15)."""
     inner = allclose(rtol=rtol, atol=atol, check_dtype=False)
+    inner64 = allclose(rtol=1e-9, atol=1e-12, check_dtype=False)
 
     def compare(expected, got, case: Case) -> str | None:
         if not isinstance(got, tuple) or len(got) != 3:
             return "return a tuple (y, k_all, v_all)"
         for name, e, g in zip(("y", "k_all", "v_all"), expected, got):
-            msg = inner(e, g, case)
+            f64 = isinstance(e, torch.Tensor) and e.dtype == torch.float64
+            msg = (inner64 if f64 else inner)(e, g, case)
+            if msg and f64 and isinstance(g, torch.Tensor) and g.shape == e.shape and inner(e, g, case) is None:
+                msg += " (float64 inputs: compute in float64, not float32)"
             if msg:
                 extra = ""
                 if name == "k_all" and isinstance(g, torch.Tensor) and g.shape == e.shape:
@@ -301,13 +306,14 @@ def attention_out(rtol: float = 1e-4, atol: float = 1e-5):
     return compare
 
 
-ATTENTION_SPEC = [  # (label, seed, B, nh, nkv, T, past, hd)
-    ("one decode step, 9 query heads / 3 KV heads, 7 cached positions", 0, 1, 9, 3, 1, 7, 16),
-    ("prefill: empty cache, 5 new positions (causal)", 1, 1, 9, 3, 5, 0, 16),
-    ("chunk of 3 new positions after 4 cached ones (causal with an offset)", 2, 2, 9, 3, 3, 4, 8),
-    ("4 query heads, 2 KV heads: head h reads KV head h // 2", 3, 1, 4, 2, 2, 3, 8),
-    ("plain multi-head (n_kv = n_head), batch 3", 4, 3, 4, 4, 1, 5, 8),
-    ("head_dim 64 (the scale is 1/sqrt(64))", 5, 1, 6, 2, 2, 6, 64),
+ATTENTION_SPEC = [  # (label, seed, B, nh, nkv, T, past, hd, dtype)
+    ("one decode step, 9 query heads / 3 KV heads, 7 cached positions", 0, 1, 9, 3, 1, 7, 16, torch.float32),
+    ("prefill: empty cache, 5 new positions (causal)", 1, 1, 9, 3, 5, 0, 16, torch.float32),
+    ("chunk of 3 new positions after 4 cached ones (causal with an offset)", 2, 2, 9, 3, 3, 4, 8, torch.float32),
+    ("4 query heads, 2 KV heads: head h reads KV head h // 2", 3, 1, 4, 2, 2, 3, 8, torch.float32),
+    ("plain multi-head (n_kv = n_head), batch 3", 4, 3, 4, 4, 1, 5, 8, torch.float32),
+    ("head_dim 64 (the scale is 1/sqrt(64))", 5, 1, 6, 2, 2, 6, 64, torch.float32),
+    ("float64 inputs: float64 accuracy (rtol 1e-9)", 6, 1, 4, 2, 3, 5, 8, torch.float64),
 ]
 
 
@@ -317,10 +323,10 @@ def _attention_cases() -> list[Case]:
     from course_lib.checks._attention_data import DATA
 
     cases = []
-    for label, seed, B, nh, nkv, T, past, hd in ATTENTION_SPEC:
-        args = attention_inputs(seed, B, nh, nkv, T, past, hd)
+    for label, seed, B, nh, nkv, T, past, hd, dtype in ATTENTION_SPEC:
+        args = attention_inputs(seed, B, nh, nkv, T, past, hd, dtype=dtype)
         q, k_new, v_new, k_cache, v_cache = args
-        y = torch.tensor(DATA[label]["y"], dtype=torch.float32).reshape(DATA[label]["shape"])
+        y = torch.tensor(DATA[label]["y"], dtype=dtype).reshape(DATA[label]["shape"])
         cases.append(Case(args, label=label, expected=(y, torch.cat([k_cache, k_new], dim=2),
                                                        torch.cat([v_cache, v_new], dim=2))))
     return cases
