@@ -98,7 +98,7 @@ def _vocab_mover(v: int, rng: random.Random) -> Callable[[Any], Any]:
     return move
 
 
-def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
+def _ids_mover(case: Case, rng: random.Random, pad: bool = False) -> Callable[[Any], Any] | None:
     seen: list[int] = []
 
     def collect(x: Any) -> None:
@@ -119,6 +119,14 @@ def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
     if new == distinct:
         new = new[1:] + new[:1] if len(new) > 1 else [new[0] + 1]
     table = dict(zip(distinct, new))
+    filler: list[int] = []
+    if pad:  # fresh ids inside each sequence (see _extend): farther to look back, the answer computed anew
+        used, n_pad = set(new) | set(fresh), rng.randint(*PAD)
+        while len(filler) < n_pad:
+            i = rng.randrange(ID_RANGE)
+            if i not in used:
+                used.add(i)
+                filler.append(i)
 
     def rename(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool:
@@ -131,53 +139,99 @@ def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
         """Renamed, and each sequence led by a few ids it never uses (red team 11 keyed a lookup on the ids
         renamed in order of first appearance, which a renaming alone does not change)."""
         x = rename(x)
+        if isinstance(x, torch.Tensor) and x.dim() == 1:
+            return move_seq(x)
         if isinstance(x, torch.Tensor) and x.dim() >= 1:
             lead = torch.tensor(fresh, dtype=x.dtype).expand(*x.shape[:-1], len(fresh))
-            return torch.cat([lead, x], dim=-1)
+            q = _pad_at(x.shape[-1], rng) if filler and x.shape[-1] else x.shape[-1]
+            block = torch.tensor(filler if x.shape[-1] else [], dtype=x.dtype).expand(*x.shape[:-1], -1)
+            return torch.cat([lead, x[..., :q], block, x[..., q:]], dim=-1)
         if isinstance(x, (list, tuple)) and x and all(isinstance(s, (list, tuple, torch.Tensor)) for s in x):
             return type(x)(move_seq(s) for s in x)
         return move_seq(x)
 
     def move_seq(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            return torch.cat([torch.tensor(fresh, dtype=x.dtype), x]) if x.dim() == 1 else x
-        return type(x)([*fresh, *x]) if isinstance(x, (list, tuple)) else x
+            if x.dim() != 1:
+                return x
+            q = _pad_at(len(x), rng) if filler and len(x) else len(x)
+            return torch.cat([torch.tensor(fresh, dtype=x.dtype), x[:q],
+                              torch.tensor(filler if len(x) else [], dtype=x.dtype), x[q:]])
+        if not isinstance(x, (list, tuple)):
+            return x
+        q = _pad_at(len(x), rng) if filler and len(x) else len(x)
+        return type(x)([*fresh, *x[:q], *(filler if len(x) else []), *x[q:]])
     return move
 
 
-def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random) -> tuple[tuple, dict]:
-    """The vocabulary grown by 1-4 tokens (copies of random columns, so no new kind of value) and every id
-    history led by the new ids, which it never used before; ``prompt_len`` moves with it, so the lead is prompt.
+PAD = (60, 120)  # fresh ids inserted into a history by ``pad``: far more than any look-back a visible case needs
+
+
+def _pad_at(length: int, rng: random.Random) -> int:
+    """Where a history of ``length`` ids gets its filler: after one of its first third (never at either end)."""
+    return 1 + rng.randrange(max(1, length // 3)) if length >= 2 else length
+
+
+def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random, how: str = "copy",
+            pad: bool = False) -> tuple[tuple, dict]:
+    """The vocabulary grown by 1-4 tokens and every id history led by the new ids, which it never used before;
+    ``prompt_len`` moves with it, so the lead is prompt. ``how``: ``copy`` (new columns copy random columns: no
+    new kind of value) or ``split`` (for a distribution: 1-4 columns halved, each half its own column; halving is
+    exact, so every row still sums to what it did). ``pad``: also a block of 60-120 fresh ids (more new columns)
+    inside the history, after one of its first third, so that what an answer must look back to is farther away.
 
     A permutation alone keeps the pattern of repeats in a history: red team 11 keyed a lookup on the ids renamed
-    in order of first appearance and kept 3/24 through ban_repeated_ngrams's twin. Cases with a ``window`` are
-    not extended (class 10's w23: a window start not clamped at 0, an honest slip the hidden check charges,
-    was flagged as a lookup when the lead moved the history's length into the slip's range)."""
-    cols = [rng.randrange(v) for _ in range(rng.randint(1, 4))]
+    in order of first appearance and kept 3/24 through ban_repeated_ngrams's twin; and it keeps each row's sorted
+    values: red team 12 keyed one on them (minus the row's max) and kept 7/26 on 02. A look-back cut just past the
+    farthest visible case (red team 12: 8-28 ids) passed every 05 visible check and its twin until ``pad``.
+    Cases with a ``window`` are not extended (class 10's w23: a window start not clamped at 0, an honest slip the
+    hidden check charges, was flagged as a lookup when the lead moved the history's length into the slip's range)."""
+    if how == "split":
+        cols = rng.sample(range(v), min(v, rng.randint(1, 4)))
+    else:
+        cols = [rng.randrange(v) for _ in range(rng.randint(1, 4))]
     lead = list(range(v, v + len(cols)))
+    n_pad = rng.randint(*PAD) if pad else 0
+    fill_cols = [rng.randrange(v) for _ in range(n_pad)]
+    filler = list(range(v + len(cols), v + len(cols) + n_pad))
+    at: dict[str, int] = {}
 
     def grow(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 1 and x.shape[-1] == v:
-            return torch.cat([x, x[..., cols]], dim=-1)
+            if how == "split":
+                half = x[..., cols] / 2
+                x = x.clone()
+                x[..., cols] = half
+                return torch.cat([x, half, x[..., fill_cols]], dim=-1)
+            return torch.cat([x, x[..., cols], x[..., fill_cols]], dim=-1)
         if isinstance(x, torch.Tensor) and x.dtype in (torch.int64, torch.int32) and x.dim() >= 1:
-            return torch.cat([torch.tensor(lead, dtype=x.dtype).expand(*x.shape[:-1], len(lead)), x], dim=-1)
+            q = at.setdefault("q", _pad_at(x.shape[-1], rng)) if n_pad and x.shape[-1] else x.shape[-1]
+            parts = [torch.tensor(lead, dtype=x.dtype).expand(*x.shape[:-1], len(lead)), x[..., :q],
+                     torch.tensor(filler[:n_pad if x.shape[-1] else 0], dtype=x.dtype).expand(
+                         *x.shape[:-1], n_pad if x.shape[-1] else 0), x[..., q:]]
+            return torch.cat(parts, dim=-1)
         return x
-    kwargs = {k: grow(x) for k, x in kwargs.items()}
+    args, kwargs = tuple(grow(a) for a in args), {k: grow(x) for k, x in kwargs.items()}
     if isinstance(kwargs.get("prompt_len"), int):
-        kwargs["prompt_len"] += len(lead)
-    return tuple(grow(a) for a in args), kwargs
+        inside = "q" in at and at["q"] < kwargs["prompt_len"]
+        kwargs["prompt_len"] += len(lead) + (n_pad if inside else 0)
+    return args, kwargs
 
 
-def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, extend: bool = False,
-         skip: Callable[[Case], bool] = lambda case: False) -> Check:
+def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, extend: bool | str = False,
+         pad: bool = False, skip: Callable[[Case], bool] = lambda case: False) -> Check:
     """The twin of ``visible``: a hidden check on its written cases in disguise.
 
     kind: ``vocab``, ``ids``, or a function (args, kwargs, rng) -> (args, kwargs) for an exercise of another kind.
-    ``extend`` (vocab, for exercises given an id history): grow the vocabulary and lead the history (``_extend``).
+    ``extend`` (vocab): grow the vocabulary, ``True`` or ``"copy"`` by copied columns, ``"split"`` by halved ones
+    (a distribution), and lead any id history with the new ids; ``pad``: also put fresh ids inside each history
+    (``_extend``; for ``ids`` twins, fresh ids from the same range as the renaming).
     ``skip``: cases whose point the disguise would change (a tie broken by id at T = 0 whose expected value is
     stated, not computed); cases that must raise are left out (their inputs are rejected, not computed on)."""
     if extend and (kind != "vocab" or move_expected):
         raise ValueError("extend is for vocab twins whose expected values the reference computes")
+    if extend not in (False, True, "copy", "split") or (pad and kind == "vocab" and not extend):
+        raise ValueError(f"extend={extend!r}, pad={pad!r}: extend is copy or split, and a vocab pad needs it")
     if not callable(kind) and kind not in ("vocab", "ids"):
         raise ValueError(f"unknown twin kind {kind!r}")
     written = getattr(visible.cases, "__wrapped_cases__", visible.cases)
@@ -201,13 +255,13 @@ def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, e
                 # a window counts back from the end: a lead changes no correct answer there, but an honest slip
                 # (a window start not clamped at 0 wraps around) reads it, and a twin must not flag honest slips
                 if extend and kwargs.get("window") is None:
-                    args, kwargs = _extend(args, kwargs, v, rng)
+                    args, kwargs = _extend(args, kwargs, v, rng, "split" if extend == "split" else "copy", pad)
                     v = _vocab_size(Case(args, kwargs))
                 move = _vocab_mover(v, rng)
                 args = tuple(move(a) for a in args)
                 kwargs = {k: move(x) for k, x in kwargs.items()}
             else:
-                move = _ids_mover(case, rng)
+                move = _ids_mover(case, rng, pad)
                 if move is None:
                     continue
                 args, kwargs = (move(case.args[0]), *case.args[1:]), dict(case.kwargs)

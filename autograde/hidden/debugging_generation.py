@@ -101,6 +101,8 @@ def _cycle_cases() -> list[Case]:
     cases.append(Case(([7],), {"min_repeats": 1}, label="one token, min_repeats=1"))
     cases.append(Case(([],), {"min_repeats": 1}, label="empty, min_repeats=1"))
     cases.append(Case(([3, 1, 2],), {"min_repeats": 1, "max_period": 5}, label="3 distinct tokens, min_repeats=1"))
+    # red team 12: a look-back cut at 14 ids passed the visible check; a cycle counted over 3000 ids
+    cases.append(Case(([1] + [4, 5, 6, 7, 8] * 600,), label="period 5 x 600 after one other id"))
     return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases]
 
 
@@ -117,6 +119,7 @@ def _rate_cases() -> list[Case]:
     cases.append(Case(([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 5],), label="default n=4: 4 of 9 4-grams seen before"))
     # red team 11: a look-back of a few n-grams passed; here the only repeat is 40 positions back
     cases.append(Case(([1, 2] + list(range(10, 50)) + [1, 2], 2), label="a bigram seen 40 positions earlier"))
+    cases.append(Case(([1, 2] + list(range(10, 2010)) + [1, 2], 2), label="a bigram seen 2000 positions earlier"))
     return [Case(c.args, c.kwargs, c.label, compare=number_close()) for c in cases] + \
         raises_case("ValueError", [1, 2, 3], -1, label="n=-1 must raise ValueError")
 
@@ -258,5 +261,6 @@ CHECKS = [
 
 # Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py).
 CHECKS += twins(_visible.CHECKS, {
-    **{name: {"kind": "vocab", "extend": True} for name in ("ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty")},
-    "find_cycle": {"kind": "ids"}, "repetition_rate": {"kind": "ids"}})
+    **{name: {"kind": "vocab", "extend": True, "pad": True}
+       for name in ("ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty")},
+    "find_cycle": {"kind": "ids"}, "repetition_rate": {"kind": "ids", "pad": True}})

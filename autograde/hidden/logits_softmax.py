@@ -188,5 +188,8 @@ CHECKS = [
 ]
 
 # Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py).
-CHECKS += twins(_visible.CHECKS, {name: {"kind": "vocab"} for name in
-                                  ("softmax", "log_softmax", "entropy", "probs_at_temperature")})
+# The vocabulary also grows (copied logit columns; for entropy, halved probability columns), so a lookup keyed on
+# each row's sorted values misses (red team 12: 7/26 with the naive formulas behind it).
+CHECKS += twins(_visible.CHECKS, {**{name: {"kind": "vocab", "extend": "copy"} for name in
+                                     ("softmax", "log_softmax", "probs_at_temperature")},
+                                  "entropy": {"kind": "vocab", "extend": "split"}})

@@ -22,7 +22,9 @@ from course_lib.checks.engine import Case, evaluate
 
 IDS = {"find_cycle", "repetition_rate", "distinct_n", "ends_in_loop"}
 OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}  # see _twins
-EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty"}  # twin(..., extend=True)
+EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty"}  # extend=True, pad=True
+GROWN = {"softmax": "copy", "log_softmax": "copy", "probs_at_temperature": "copy", "entropy": "split"}
+PADDED_IDS = {"repetition_rate"}  # ids twins with fresh ids inside the sequence
 
 
 def _twins():
@@ -69,6 +71,9 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
         if name.removesuffix(SUFFIX) in EXTENDED:
             changed += _is_extended_renaming(orig, case)
             continue
+        if name.removesuffix(SUFFIX) in GROWN:
+            changed += _is_grown_vocabulary(orig, case, GROWN[name.removesuffix(SUFFIX)])
+            continue
         if name.removesuffix(SUFFIX) in IDS:  # an id sequence may come as a 1-D tensor: compare it as a list
             listed = lambda c: Case((c.args[0].tolist() if isinstance(c.args[0], torch.Tensor) else c.args[0],  # noqa: E731
                                      *c.args[1:]), c.kwargs, c.label)
@@ -89,12 +94,17 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
             x, y = ids(orig), ids(case)
             if at == 0:  # each sequence is led by a few ids it never uses: compare its end
                 seqs = lambda v: [v] if not v or not isinstance(v[0], (list, tuple)) else list(v)  # noqa: E731
-                lead = [len(b) - len(a) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
-                assert lead and all(1 <= k <= 4 for k in lead) and len(set(lead)) == 1, lead
-                rest = flat([list(s)[lead[0]:] for s in seqs(list(case.args[0]))])
-                assert not set(list(seqs(list(case.args[0]))[0])[:lead[0]]) & set(rest)  # ids the sequence never uses
-                y = rest + [case.kwargs.get("eos_id", -1)]
-                x = x[:len(y) - 1] + [x[-1]]
+                if name.removesuffix(SUFFIX) in PADDED_IDS:  # lead and filler: unused ids, cut out where found
+                    pairs = [_unpadded(list(a), list(b)) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
+                    y = flat([body for body, _ in pairs]) + [case.kwargs.get("eos_id", -1)]
+                    x = x[:len(y) - 1] + [x[-1]]
+                else:
+                    lead = [len(b) - len(a) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
+                    assert lead and all(1 <= k <= 4 for k in lead) and len(set(lead)) == 1, lead
+                    rest = flat([list(s)[lead[0]:] for s in seqs(list(case.args[0]))])
+                    assert not set(list(seqs(list(case.args[0]))[0])[:lead[0]]) & set(rest)  # ids never used
+                    y = rest + [case.kwargs.get("eos_id", -1)]
+                    x = x[:len(y) - 1] + [x[-1]]
             assert len(x) == len(y) and [[i == j for j in x] for i in x] == [[i == j for j in y] for i in y]
             assert orig.args[:at] + orig.args[at + 1:] == case.args[:at] + case.args[at + 1:]
             assert set(orig.kwargs) == set(case.kwargs)
@@ -102,26 +112,110 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
     assert changed >= len(cases) // 2, "most twins equal their visible case: no disguise"
 
 
+def _pattern(seq: list) -> list[list[bool]]:
+    return [[i == j for j in seq] for i in seq]
+
+
+def _splits(orig: list, twin: list, pad: bool = True):
+    """Every way to read the twin sequence as a lead (k in 1..4 ids) and a filler (P ids after position q of the
+    body) around a body with the original's pattern of equal and unequal ids, the cut ids distinct and absent
+    from the body: yields (body, (k, q, P)). Distinct ids make several readings possible; callers pick by values."""
+    d = len(twin) - len(orig)
+    for k in range(1, 5):
+        n_pad = d - k
+        if n_pad < 0 or (n_pad and not pad) or (n_pad and not orig):
+            continue
+        for q in (range(1, max(2, len(orig))) if n_pad else [len(orig)]):
+            body = twin[k:k + q] + twin[k + q + n_pad:]
+            cut = twin[:k] + twin[k + q:k + q + n_pad]
+            if (len(set(cut)) == len(cut) and not set(cut) & set(body) and len(body) == len(orig)
+                    and _pattern(body) == _pattern(orig)):
+                yield body, (k, q, n_pad)
+
+
+def _unpadded(orig: list, twin: list, pad: bool = True) -> tuple[list, tuple[int, int, int]]:
+    """The first reading of ``_splits``; AssertionError if there is none."""
+    for found in _splits(orig, twin, pad):
+        return found
+    raise AssertionError(f"no lead and filler explain the twin ({len(orig)} -> {len(twin)} ids)")
+
+
+def _columns(x: torch.Tensor) -> list[tuple]:
+    """Each vocabulary column of x (all leading axes flattened) as a hashable tuple."""
+    flat = torch.nan_to_num(x.detach().double().reshape(-1, x.shape[-1]), posinf=1e308, neginf=-1e308)
+    return [tuple(flat[:, j].tolist()) for j in range(x.shape[-1])]
+
+
+def _is_grown_vocabulary(orig: Case, case: Case, how: str) -> bool:
+    """A grown vocabulary twin without a history, inverted as multisets of columns (the renaming permutes them):
+    ``copy``: the original columns plus 1-4 copies of some of them; ``split``: 1-4 original columns replaced by
+    their halves, each half twice (halving is exact, so a distribution still sums to what it did)."""
+    from collections import Counter
+
+    (xo, *rest_o), (xt, *rest_t) = orig.args, case.args
+    assert rest_o == rest_t and orig.kwargs == case.kwargs and xo.dtype == xt.dtype
+    assert xo.shape[:-1] == xt.shape[:-1] and 1 <= xt.shape[-1] - xo.shape[-1] <= 4
+    co, ct = Counter(_columns(xo)), Counter(_columns(xt))
+    if how == "copy":
+        extra = ct - co
+        assert not co - ct and sum(extra.values()) == xt.shape[-1] - xo.shape[-1] and all(c in co for c in extra)
+    else:
+        halves = dict(zip(_columns(xo), _columns(xo / 2)))
+        missing = co - ct  # columns halved (a column equal to its half, all 0 or -inf, may be halved unseen)
+        assert sum(missing.values()) <= 4
+        want = co - missing
+        for col in missing.elements():
+            want[halves[col]] += 2
+        extra = ct - want
+        assert not want - ct and all(halves[c] == c for c in extra), "not the original with columns halved"
+        # the same total, to the rounding of a sum taken in another order
+        ulp = torch.finfo(xo.dtype).eps * xt.shape[-1]
+        assert torch.allclose(xt.double().sum(-1), xo.double().sum(-1), rtol=0, atol=ulp, equal_nan=True)
+    return True
+
+
 def _is_extended_renaming(orig: Case, case: Case) -> bool:
-    """An extended vocabulary twin, inverted exactly: the history is led by k in 1..4 ids it never uses (k = 0 where
-    the case has a window), and a
+    """An extended vocabulary twin, inverted exactly: each history row is led by k in 1..4 ids it never uses and
+    holds P fresh ids after position q of its body (``_unpadded``; k = P = 0 where the case has a window), and a
     renaming p of the original ids makes the logits agree, twin[..., p(i)] == orig[..., i] for every i, while
-    the k added columns hold copies of values of the same row. Returns True (it always changes the case)."""
+    the added columns hold copies of values of the same row. Returns True (it always changes the case)."""
     lo, ho, *rest_o = orig.args
     lt, ht, *rest_t = case.args
     assert rest_o == rest_t and set(orig.kwargs) == set(case.kwargs)
     assert lt.dtype == lo.dtype and lt.shape[:-1] == lo.shape[:-1] and ht.dtype == ho.dtype
-    v, k = lo.shape[-1], lt.shape[-1] - lo.shape[-1]
-    assert (k == 0) == (orig.kwargs.get("window") is not None), "a case with a window is renamed, never extended"
-    assert 0 <= k <= 4 and ht.shape[-1] == ho.shape[-1] + k and ht.shape[:-1] == ho.shape[:-1]
-    lead, body = ht[..., :k], ht[..., k:]
-    assert (lead == lead.reshape(-1)[:k]).all() and len(set(lead.reshape(-1)[:k].tolist())) == k
-    assert not set(lead.reshape(-1).tolist()) & set(body.reshape(-1).tolist())
-    # p from the history where it says, then from the logits: one column of the twin per original column
-    p = {}
-    for i, j in zip(ho.reshape(-1).tolist(), body.reshape(-1).tolist()):
-        assert p.setdefault(i, j) == j
-    free = [j for j in range(v + k) if j not in set(lead.reshape(-1).tolist()) | set(p.values())]
+    v = lo.shape[-1]
+    windowed = orig.kwargs.get("window") is not None
+    assert (lt.shape[-1] == v) == windowed, "a case with a window is renamed, never extended"
+    assert ht.shape[:-1] == ho.shape[:-1]
+    rows_o = ho.reshape(max(1, ho[..., :1].numel()), ho.shape[-1]).tolist()
+    rows_t = ht.reshape(max(1, ht[..., :1].numel()), ht.shape[-1]).tolist()
+    if windowed:
+        return _renames_logits(lo, lt, rows_o, rows_t, [])
+    readings = set.intersection(*[{split for _, split in _splits(a, b)} for a, b in zip(rows_o, rows_t)])
+    assert readings, "no common lead and filler explain the history"
+    for k, q, n_pad in sorted(readings):
+        cut = [row[:k] + row[k + q:k + q + n_pad] for row in rows_t]
+        bodies = [row[k:k + q] + row[k + q + n_pad:] for row in rows_t]
+        pl = orig.kwargs.get("prompt_len")
+        if len({tuple(c) for c in cut}) != 1 or lt.shape[-1] - v < k + n_pad or (
+                pl is not None and case.kwargs["prompt_len"] != pl + k + (n_pad if q < pl else 0)):
+            continue
+        try:
+            return _renames_logits(lo, lt, rows_o, bodies, cut[0])
+        except AssertionError:
+            continue
+    raise AssertionError(f"no reading of the history {sorted(readings)[:5]} makes the logits a renaming")
+
+
+def _renames_logits(lo, lt, rows_o, bodies, new_ids) -> bool:
+    """One renaming p of the original ids, read from the history and completed by values, with
+    twin[..., p(i)] == orig[..., i]; every other twin column copies values the row already has."""
+    v = lo.shape[-1]
+    p: dict = {}
+    for a, b in zip(rows_o, bodies):  # one renaming for the whole case
+        for i, j in zip(a, b):
+            assert p.setdefault(i, j) == j
+    free = [j for j in range(lt.shape[-1]) if j not in set(new_ids) | set(p.values())]
     for i in range(v):
         if i not in p:
             j = next(j for j in free if torch.equal(torch.nan_to_num(lt[..., j]), torch.nan_to_num(lo[..., i])))
@@ -130,9 +224,9 @@ def _is_extended_renaming(orig: Case, case: Case) -> bool:
     assert len(set(p.values())) == v
     idx = torch.tensor([p[i] for i in range(v)])
     assert torch.equal(torch.nan_to_num(lt[..., idx]), torch.nan_to_num(lo))
-    for c in lead.reshape(-1)[:k].tolist():  # an added column repeats values the row already has
+    added = [j for j in range(lt.shape[-1]) if j not in set(p.values())]
+    for c in added:  # an added column repeats values the row already has
         assert any(torch.equal(torch.nan_to_num(lt[..., c]), torch.nan_to_num(lo[..., i])) for i in range(v))
-    assert orig.kwargs.get("prompt_len") is None or case.kwargs["prompt_len"] == orig.kwargs["prompt_len"] + k
     return True
 
 
@@ -337,3 +431,97 @@ def test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin():
     assert _judge("ban_repeated_ngrams", "check", answer).passed, _judge("ban_repeated_ngrams", "check", answer).message
     assert not _judge("ban_repeated_ngrams", "check", _ban_last_match_only).passed  # control: the table earned it
     assert not _judge("ban_repeated_ngrams" + SUFFIX, "twin", answer).passed
+
+
+def _sorted_key_lookup(name, fallback):
+    """Red team 12's lookup: each row keyed on its sorted values minus its max, which a permutation of the
+    vocabulary does not change; the published answer read back through the same sort."""
+    table = {}
+    for args, kwargs, expected in _published(name):
+        x, rest = args[0], args[1:]
+        if not isinstance(expected, torch.Tensor) or kwargs or x.dim() == 0 or x.device.type != "cpu":
+            continue  # a derived case (called twice, on meta) repeats a written one
+        rows, outs = x.reshape(-1, x.shape[-1]), expected.reshape(-1, x.shape[-1])
+        for r, o in zip(rows, outs):
+            order = torch.argsort(r, stable=True)
+            key = (tuple((r[order] - r.max()).tolist()), str(x.dtype), repr(rest))
+            table.setdefault(key, o[order])  # two cases on one input: the first (exact) one, not a rounded table
+
+    def answer(x, *rest):
+        out = fallback(x, *rest)
+        flat, res = x.reshape(-1, x.shape[-1]), out.reshape(-1, x.shape[-1]).clone()
+        for i, r in enumerate(flat):
+            order = torch.argsort(r, stable=True)
+            hit = table.get((tuple((r[order] - r.max()).tolist()), str(x.dtype), repr(rest)))
+            if hit is not None:
+                res[i, order] = hit.to(res.dtype)
+        return res.reshape(out.shape)
+    return answer
+
+
+def _naive_temperature(x, T):
+    if T < 0:
+        raise ValueError("T must be >= 0")
+    return _naive_softmax(x / T) if T > 0 else _naive_softmax(x / 1e-10)
+
+
+@pytest.mark.parametrize("name, fallback", [("softmax", _naive_softmax), ("probs_at_temperature", _naive_temperature)])
+def test_red_team_12s_lookup_keyed_on_sorted_values_fails_the_grown_twin(name, fallback):
+    """Red team 12 (7/26 unflagged on 02): a table keyed on each row's sorted values minus its max survives any
+    permutation of the vocabulary. The twin also grows the vocabulary by copied columns, which changes every
+    key. Controls: the lookup passes the visible check (the naive formula alone does not), and a twin that only
+    permutes, as before, lets it through."""
+    from autograde.hidden._twins import twin
+
+    answer = _sorted_key_lookup(name, fallback)
+    assert _judge(name, "check", answer).passed, _judge(name, "check", answer).message
+    assert not _judge(name, "check", fallback).passed
+    assert not _judge(name + SUFFIX, "twin", answer).passed
+    permuted_only = twin(Course().visible_registry().get(name), "vocab")
+    reference = _reference_of("02_logits_softmax", name)
+    expected = [reference(*c.args, **c.kwargs) for c in permuted_only.cases()]
+    assert evaluate(permuted_only, reference, expected, raise_on_fail=False, quiet=True).passed
+    assert evaluate(permuted_only, answer, expected, raise_on_fail=False, quiet=True).passed
+
+
+def _recent_only(fn, w):
+    """A partial answer: the history cut to its last w ids (red team 12, w just past the farthest visible case)."""
+    def answer(logits, ids, *rest, **kw):
+        return fn(logits, ids[..., -w:] if ids.shape[-1] > w else ids, *rest, **kw)
+    return answer
+
+
+def _reference_of(assignment, exercise):
+    from autograde.references import reference_namespace
+    course = Course()
+    nb = next(p for p in course.source_notebooks(assignment) if f"def {exercise}(" in p.read_text())
+    return reference_namespace(course, nb)[exercise]
+
+
+@pytest.mark.parametrize("name", ["ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty"])
+def test_red_team_12s_recent_history_answer_fails_the_padded_twin(name):
+    """Red team 12 cut each history to the last W ids, W the smallest that passes the visible check (8-28), and
+    kept every visible point of 05 (10/24, unflagged): the twin's lead sits at the start, so a cut from the end
+    never reached it. The padded twin puts 60-120 fresh ids inside the history."""
+    ref = _reference_of("05_debugging_generation", name)
+    w = next(w for w in range(1, 400) if _judge(name, "check", _recent_only(ref, w)).passed)
+    answer = _recent_only(ref, w)
+    assert w > 1 and not _judge(name, "check", _recent_only(ref, w - 1)).passed  # control: w is the smallest
+    assert not _judge(name + SUFFIX, "twin", answer).passed
+
+
+def test_red_team_12s_short_look_back_repetition_rate_fails_the_padded_twin():
+    """The same cut for repetition_rate (a list of ids): the smallest look-back that passes the visible check."""
+    ref = _reference_of("05_debugging_generation", "repetition_rate")
+
+    def cut(w):
+        def answer(ids, n=4):
+            seq = list(ids.tolist() if isinstance(ids, torch.Tensor) else ids)
+            if n < 1:
+                raise ValueError("n must be >= 1")
+            grams = [tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)]
+            return sum(g in grams[max(0, i - w):i] for i, g in enumerate(grams)) / len(grams) if grams else 0.0
+        return answer
+    w = next(w for w in range(1, 400) if _judge("repetition_rate", "check", cut(w)).passed)
+    assert _judge("repetition_rate", "check", ref).passed and not _judge("repetition_rate", "check", cut(w - 1)).passed
+    assert not _judge("repetition_rate" + SUFFIX, "twin", cut(w)).passed

@@ -175,7 +175,9 @@ def _cycle_cases() -> list[Case]:
         ([], {}, (0, 0), "empty sequence"),
     ]
     return [Case((seq,), kw, label=f"{label}: {seq}" + (f" {kw}" if kw else ""), expected=exp, compare=cycle_pair)
-            for seq, kw, exp, label in cases]
+            for seq, kw, exp, label in cases] + [
+        Case(([5] + [7, 8, 9] * 80,), label="[5] then (7, 8, 9) 80 times, 241 ids: period 3, count 80 (count every copy)",
+             expected=(3, 80), compare=cycle_pair)]
 
 
 def _rate_cases() -> list[Case]:
