@@ -22,8 +22,10 @@ from course_lib.checks.engine import Case, evaluate
 
 IDS = {"find_cycle", "repetition_rate", "distinct_n", "ends_in_loop"}
 OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}  # see _twins
-EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty"}  # extend=True, pad=True
-GROWN = {"softmax": "copy", "log_softmax": "copy", "probs_at_temperature": "copy", "entropy": "split"}
+EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty",  # extend=True, pad=True
+            "penalize_repeats"}  # (03: extend only)
+GROWN = {"softmax": "copy", "log_softmax": "copy", "probs_at_temperature": "copy", "entropy": "split",
+         "apply_temperature": "copy", "greedy": "copy", "top_k_filter": "copy"}
 PADDED_IDS = {"repetition_rate"}  # ids twins with fresh ids inside the sequence
 
 
@@ -182,6 +184,9 @@ def _is_extended_renaming(orig: Case, case: Case) -> bool:
     lo, ho, *rest_o = orig.args
     lt, ht, *rest_t = case.args
     assert rest_o == rest_t and set(orig.kwargs) == set(case.kwargs)
+    listed = isinstance(ho, list)  # a history given as a Python list is renamed, not led
+    if listed:
+        ho, ht = torch.tensor(ho, dtype=torch.long), torch.tensor(ht, dtype=torch.long)
     assert lt.dtype == lo.dtype and lt.shape[:-1] == lo.shape[:-1] and ht.dtype == ho.dtype
     v = lo.shape[-1]
     windowed = orig.kwargs.get("window") is not None
@@ -189,7 +194,8 @@ def _is_extended_renaming(orig: Case, case: Case) -> bool:
     assert ht.shape[:-1] == ho.shape[:-1]
     rows_o = ho.reshape(max(1, ho[..., :1].numel()), ho.shape[-1]).tolist()
     rows_t = ht.reshape(max(1, ht[..., :1].numel()), ht.shape[-1]).tolist()
-    if windowed:
+    if windowed or listed:
+        assert ht.shape == ho.shape
         return _renames_logits(lo, lt, rows_o, rows_t, [])
     readings = set.intersection(*[{split for _, split in _splits(a, b)} for a, b in zip(rows_o, rows_t)])
     assert readings, "no common lead and filler explain the history"
