@@ -22,11 +22,11 @@ from course_lib.checks.engine import Case, evaluate
 
 IDS = {"find_cycle", "repetition_rate", "distinct_n", "ends_in_loop"}
 OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}  # see _twins
-EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty",  # extend=True, pad=True
+EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty",  # extend=True (pad for 2)
             "penalize_repeats"}  # (03: extend only)
 GROWN = {"softmax": "copy", "log_softmax": "copy", "probs_at_temperature": "copy", "entropy": "split",
          "apply_temperature": "copy", "greedy": "copy", "top_k_filter": "copy"}
-PADDED_IDS = {"repetition_rate"}  # ids twins with fresh ids inside the sequence
+PADDED_IDS: set = set()  # ids twins with fresh ids inside the sequence (none: fresh ids break n-grams)
 
 
 def _twins():
@@ -504,7 +504,7 @@ def _reference_of(assignment, exercise):
     return reference_namespace(course, nb)[exercise]
 
 
-@pytest.mark.parametrize("name", ["ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty"])
+@pytest.mark.parametrize("name", ["presence_frequency_penalty", "repetition_penalty"])
 def test_red_team_12s_recent_history_answer_fails_the_padded_twin(name):
     """Red team 12 cut each history to the last W ids, W the smallest that passes the visible check (8-28), and
     kept every visible point of 05 (10/24, unflagged): the twin's lead sits at the start, so a cut from the end
@@ -516,18 +516,29 @@ def test_red_team_12s_recent_history_answer_fails_the_padded_twin(name):
     assert not _judge(name + SUFFIX, "twin", answer).passed
 
 
-def test_red_team_12s_short_look_back_repetition_rate_fails_the_padded_twin():
-    """The same cut for repetition_rate (a list of ids): the smallest look-back that passes the visible check."""
-    ref = _reference_of("05_debugging_generation", "repetition_rate")
+def _cut_rate(w):
+    """repetition_rate that looks back only w n-grams."""
+    def answer(ids, n=4):
+        seq = list(ids.tolist() if isinstance(ids, torch.Tensor) else ids)
+        if n < 1:
+            raise ValueError("n must be >= 1")
+        grams = [tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)]
+        return sum(g in grams[max(0, i - w):i] for i, g in enumerate(grams)) / len(grams) if grams else 0.0
+    return answer
 
-    def cut(w):
-        def answer(ids, n=4):
-            seq = list(ids.tolist() if isinstance(ids, torch.Tensor) else ids)
-            if n < 1:
-                raise ValueError("n must be >= 1")
-            grams = [tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)]
-            return sum(g in grams[max(0, i - w):i] for i, g in enumerate(grams)) / len(grams) if grams else 0.0
-        return answer
-    w = next(w for w in range(1, 400) if _judge("repetition_rate", "check", cut(w)).passed)
-    assert _judge("repetition_rate", "check", ref).passed and not _judge("repetition_rate", "check", cut(w - 1)).passed
-    assert not _judge("repetition_rate" + SUFFIX, "twin", cut(w)).passed
+
+def _cut_ban(w):
+    """ban_repeated_ngrams that looks at the last w ids only."""
+    ref = _reference_of("05_debugging_generation", "ban_repeated_ngrams")
+    return lambda logits, ids, n: ref(logits, ids[..., -w:] if ids.shape[-1] > w else ids, n)
+
+
+@pytest.mark.parametrize("name, cut", [("repetition_rate", _cut_rate), ("ban_repeated_ngrams", _cut_ban)])
+def test_a_look_back_cut_must_reach_300_ids_back_to_pass_the_visible_check(name, cut):
+    """For the n-gram exercises the twin cannot put fresh ids inside the history (they break and make n-grams:
+    class 10's honest w15 was flagged), so the visible check itself asks for a long look-back: the smallest cut
+    that passes it reaches 300 ids back, and it still fails the hidden check (a repeat 2000 back). Red team 12's
+    cuts were 22 and 28."""
+    w = next(w for w in (1, 2, 4, 8, 16, 22, 28, 64, 128, 256, 290, 300, 301, 302, 303, 304, 400) if _judge(name, "check", cut(w)).passed)
+    assert w >= 290, w
+    assert not _judge(name + "_hidden", "hidden", cut(w)).passed

@@ -197,6 +197,8 @@ def _rate_cases() -> list[Case]:
              expected=0.25, compare=cmp),
         Case(([1, 2, *range(10, 30), 1, 2], 2), label="24 ids, the bigram (1, 2) again 20 ids later: 1 of 23",
              expected=1 / 23, compare=cmp),
+        Case(([1, 2, *range(10, 310), 1, 2], 2), label="304 ids, the bigram (1, 2) again 300 ids later: 1 of 303",
+             expected=1 / 303, compare=cmp),
     ] + raises_case("ValueError", [1, 2], 0, label="n=0 must raise ValueError")
 
 
@@ -277,6 +279,7 @@ def _pf_cases() -> list[Case]:
 def _ngram_cases() -> list[Case]:
     x = torch.arange(6, dtype=torch.float32).reshape(1, 6) * 0.5 - 1.0        # distinct finite logits
     wide = torch.linspace(-2.0, 2.0, 32).reshape(1, 32)
+    far = torch.linspace(-2.0, 2.0, 310).reshape(1, 310)
     return [
         Case((x, ids([1, 2, 3, 1]), 2), label="bigrams (1,2),(2,3),(3,1); last token 1 -> ban 2",
              expected=banned(x, [[2]])),
@@ -301,6 +304,8 @@ def _ngram_cases() -> list[Case]:
              expected=banned(x, [[1, 2]])),
         Case((wide, ids([1, 2, *range(8, 32), 1]), 2), label="27 ids, 1 last seen 25 ids back, followed by 2 -> ban 2",
              expected=banned(wide, [[2]])),
+        Case((far, ids([1, 2, *range(8, 308), 1]), 2), label="303 ids, 1 last seen 301 ids back, followed by 2 -> ban 2",
+             expected=banned(far, [[2]])),
         Case((x.half(), ids([1, 2, 3, 1]), 2), label="float16 stays float16", expected=banned(x.half(), [[2]])),
         Case((torch.tensor([[NEG_INF, 0.0, 1.0]]), ids([0, 1, 0]), 2), label="an already -inf token stays -inf",
              expected=torch.tensor([[NEG_INF, NEG_INF, 1.0]])),
