@@ -366,9 +366,10 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         if passed[info["twin_of"]] and not passed[name]:
             passed[info["twin_of"]] = False
             verdict.messages[info["twin_of"]] = (
-                f"{info['twin_of']}: its visible cases pass, but not the same cases in disguise (relabelled in a way "
-                "that changes a correct answer only by the relabelling): visible points need results computed from "
-                "the inputs, not recognised published cases"
+                f"{info['twin_of']}: its visible cases pass, but not the same cases in disguise (relabelled or "
+                "extended so that a correct answer's results follow exactly): the visible points need results "
+                "computed from the inputs; an instructor will look at the details, since a slip that only the "
+                "disguise reaches fails this way too"
                 + (" (the disguised cases' results could not be read)" if _unreadable(judged.get(name)) else ""))
     verdict.cells = {g: all(passed[n] for n in names) for g, names in cells.items()}
     verdict.seconds = time.perf_counter() - t0

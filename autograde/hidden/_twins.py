@@ -176,8 +176,9 @@ def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random, how: str = "c
             pad: bool = False) -> tuple[tuple, dict]:
     """The vocabulary grown by 1-4 tokens and every id history led by the new ids, which it never used before;
     ``prompt_len`` moves with it, so the lead is prompt. ``how``: ``copy`` (new columns copy random columns: no
-    new kind of value) or ``split`` (for a distribution: 1-4 columns halved, each half its own column; halving is
-    exact, so every row still sums to what it did). ``pad``: also a block of 60-120 fresh ids (more new columns)
+    new kind of value), ``split`` (for a distribution: 1-4 columns halved, each half its own column; halving is
+    exact, so every row still sums to what it did) or ``zeros`` (for threshold rules: -inf columns and finite ones
+    so far below the row's max that their probability is exactly 0; no sum moves, so no new tie with a threshold). ``pad``: also a block of 60-120 fresh ids (more new columns)
     inside the history, after one of its first third, so that what an answer must look back to is farther away.
 
     A permutation alone keeps the pattern of repeats in a history: red team 11 keyed a lookup on the ids renamed
@@ -188,6 +189,8 @@ def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random, how: str = "c
     hidden check charges, was flagged as a lookup when the lead moved the history's length into the slip's range)."""
     if how == "split":
         cols = rng.sample(range(v), min(v, rng.randint(1, 4)))
+    elif how == "zeros":
+        cols = [-1 - (j % 2) for j in range(rng.randint(1, 4))]  # -1: a -inf column, -2: a finite one far below
     else:
         cols = [rng.randrange(v) for _ in range(rng.randint(1, 4))]
     lead = list(range(v, v + len(cols)))
@@ -198,6 +201,11 @@ def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random, how: str = "c
 
     def grow(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 1 and x.shape[-1] == v:
+            if how == "zeros":
+                top = x.double().masked_fill(~torch.isfinite(x), float("-inf")).amax(-1, keepdim=True)
+                far = top - 1e5 * top.abs().clamp(min=1)   # exp((far - top) / T) is exactly 0 for any T the cases use
+                extra = [torch.full_like(top, float("-inf")) if c == -1 else far for c in cols]
+                return torch.cat([x, torch.cat(extra, dim=-1).to(x.dtype)], dim=-1)
             if how == "split":
                 half = x[..., cols] / 2
                 x = x.clone()
@@ -230,7 +238,7 @@ def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, e
     stated, not computed); cases that must raise are left out (their inputs are rejected, not computed on)."""
     if extend and (kind != "vocab" or move_expected):
         raise ValueError("extend is for vocab twins whose expected values the reference computes")
-    if extend not in (False, True, "copy", "split") or (pad and kind == "vocab" and not extend):
+    if extend not in (False, True, "copy", "split", "zeros") or (pad and kind == "vocab" and not extend):
         raise ValueError(f"extend={extend!r}, pad={pad!r}: extend is copy or split, and a vocab pad needs it")
     if not callable(kind) and kind not in ("vocab", "ids"):
         raise ValueError(f"unknown twin kind {kind!r}")
@@ -255,7 +263,7 @@ def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, e
                 # a window counts back from the end: a lead changes no correct answer there, but an honest slip
                 # (a window start not clamped at 0 wraps around) reads it, and a twin must not flag honest slips
                 if extend and kwargs.get("window") is None:
-                    args, kwargs = _extend(args, kwargs, v, rng, "split" if extend == "split" else "copy", pad)
+                    args, kwargs = _extend(args, kwargs, v, rng, extend if extend in ("split", "zeros") else "copy", pad)
                     v = _vocab_size(Case(args, kwargs))
                 move = _vocab_mover(v, rng)
                 args = tuple(move(a) for a in args)

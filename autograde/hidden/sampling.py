@@ -555,11 +555,15 @@ CHECKS = [
 # Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py). A
 # sampler's stated distribution moves with the tokens, except at T = 0, where the text names the lowest tied id.
 CHECKS += twins(_visible.CHECKS, {
-    # the vocabulary grows too (copied columns: red team 12's sorted-value keys miss), except where a threshold
-    # rule meets copies: [0.5, 0.25, 0.25] with a copy of each sums to p exactly, and rounding picks the answer
+    # the vocabulary grows too (copied columns: red team 12's sorted-value keys miss); not by copies where a
+    # threshold rule meets them: [0.5, 0.25, 0.25] with a copy of each sums to p exactly, and rounding picks
     **{name: {"kind": "vocab", "extend": "copy"} for name in ("apply_temperature", "greedy", "top_k_filter",
                                                               "penalize_repeats")},
-    **{name: {"kind": "vocab"} for name in ("top_p_filter", "min_p_filter", "process_logits")},
+    # threshold rules get columns of probability exactly 0 instead (red team 13 keyed top-p and min-p lookups on
+    # sorted rounded probabilities behind a rule wrong only at exact ties: 19/40 against 14/40). process_logits
+    # runs the student's own filters: a disguise it did not need would charge a filter's slip to it again
+    **{name: {"kind": "vocab", "extend": "zeros"} for name in ("top_p_filter", "min_p_filter")},
+    "process_logits": {"kind": "vocab"},
     "sample": {"kind": "vocab", "move_expected": True},
     "sample_next": {"kind": "vocab", "move_expected": True, "skip": lambda c: c.kwargs.get("temperature", 1) == 0},
     "distinct_n": {"kind": "ids"}, "ends_in_loop": {"kind": "ids"}})

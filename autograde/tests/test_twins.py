@@ -25,7 +25,8 @@ OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "gen
 EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty",  # extend=True (pad for 2)
             "penalize_repeats"}  # (03: extend only)
 GROWN = {"softmax": "copy", "log_softmax": "copy", "probs_at_temperature": "copy", "entropy": "split",
-         "apply_temperature": "copy", "greedy": "copy", "top_k_filter": "copy"}
+         "apply_temperature": "copy", "greedy": "copy", "top_k_filter": "copy",
+         "top_p_filter": "zeros", "min_p_filter": "zeros"}
 PADDED_IDS: set = set()  # ids twins with fresh ids inside the sequence (none: fresh ids break n-grams)
 
 
@@ -155,12 +156,29 @@ def _is_grown_vocabulary(orig: Case, case: Case, how: str) -> bool:
     from collections import Counter
 
     (xo, *rest_o), (xt, *rest_t) = orig.args, case.args
-    assert rest_o == rest_t and orig.kwargs == case.kwargs and xo.dtype == xt.dtype
+    assert rest_o == rest_t and xo.dtype == xt.dtype and set(orig.kwargs) == set(case.kwargs)
+    for key, a in orig.kwargs.items():  # an id history (process_logits's previous_ids) is led by unused ids
+        b = case.kwargs[key]
+        if isinstance(a, torch.Tensor):
+            k = b.shape[-1] - a.shape[-1]
+            a, b = a.reshape(-1, a.shape[-1]).tolist(), b.reshape(-1, b.shape[-1]).tolist()
+            lead = {tuple(r[:k]) for r in b}
+            assert 1 <= k <= 4 and len(lead) == 1 and len(set(b[0][:k])) == k
+            assert not set(b[0][:k]) & {i for r in b for i in r[k:]}
+            assert _pattern([i for r in b for i in r[k:]]) == _pattern([i for r in a for i in r])
+        else:
+            assert a == b
     assert xo.shape[:-1] == xt.shape[:-1] and 1 <= xt.shape[-1] - xo.shape[-1] <= 4
     co, ct = Counter(_columns(xo)), Counter(_columns(xt))
     if how == "copy":
         extra = ct - co
         assert not co - ct and sum(extra.values()) == xt.shape[-1] - xo.shape[-1] and all(c in co for c in extra)
+    elif how == "zeros":  # -inf columns, or finite ones so far below each row's max that softmax gives exactly 0
+        extra = ct - co
+        assert not co - ct and sum(extra.values()) == xt.shape[-1] - xo.shape[-1]
+        top = xo.double().masked_fill(~torch.isfinite(xo), float("-inf")).amax(-1).reshape(-1).tolist()
+        for col in extra.elements():
+            assert all(v == -1e308 or t == float("-inf") or v <= t - 1e4 * max(1.0, abs(t)) for v, t in zip(col, top))
     else:
         halves = dict(zip(_columns(xo), _columns(xo / 2)))
         missing = co - ct  # columns halved (a column equal to its half, all 0 or -inf, may be halved unseen)
@@ -314,7 +332,7 @@ def _entropy_by_hand(p):
     return terms.sum(-1).to(p.dtype)
 
 
-def _cycle_by_hand(ids, min_repeats=2, max_period=8):
+def _cycle_by_hand(ids, min_repeats=2, max_period=50):
     ids = list(ids)
     for period in range(1, max_period + 1):
         block, count = ids[len(ids) - period:], 0
@@ -542,3 +560,57 @@ def test_a_look_back_cut_must_reach_300_ids_back_to_pass_the_visible_check(name,
     w = next(w for w in (1, 2, 4, 8, 16, 22, 28, 64, 128, 256, 290, 300, 301, 302, 303, 304, 400) if _judge(name, "check", cut(w)).passed)
     assert w >= 290, w
     assert not _judge(name + "_hidden", "hidden", cut(w)).passed
+
+
+def _notes_top_p(logits, top_p, min_tokens_to_keep=1):
+    """The notes' rule, keep j while the mass before it is <= p: wrong only where a prefix sums to exactly p."""
+    if not 0 <= top_p <= 1 or isinstance(min_tokens_to_keep, bool) or not isinstance(min_tokens_to_keep, int) \
+            or min_tokens_to_keep < 1:
+        raise ValueError("top_p must be in [0, 1] and min_tokens_to_keep a positive int")
+    probs = torch.softmax(logits.float(), dim=-1)
+    sp, order = probs.sort(dim=-1, descending=True, stable=True)
+    keep = (sp.cumsum(-1) - sp) <= top_p
+    keep[..., :min_tokens_to_keep] = True
+    return logits.masked_fill(~torch.zeros_like(keep).scatter(-1, order, keep), float("-inf"))
+
+
+def test_red_team_13s_rounded_probability_lookup_fails_the_zero_column_twin():
+    """Red team 13 (19/40 against 14/40 on 03, unflagged): top-p keyed on each row's sorted probabilities rounded
+    to 4 places, with the notes' rule (wrong only at exact ties with p) behind it; a permutation leaves the key
+    alone. The twin adds columns of probability exactly 0 (-inf, or finite far below the max), which moves no
+    sum, so no new tie with p appears, and changes the key. Controls: the notes' rule alone fails the visible
+    check; a permutation-only twin lets the lookup through."""
+    from autograde.hidden._twins import twin
+
+    def key(row, top_p, m):
+        p = torch.softmax(row.float(), -1)
+        sp, order = p.sort(descending=True, stable=True)
+        return (tuple(round(v, 4) for v in sp.tolist()), float(top_p), m), order
+
+    table = {}
+    for args, kwargs, expected in _published("top_p_filter"):
+        x = args[0]
+        if not isinstance(expected, torch.Tensor) or x.device.type != "cpu":
+            continue
+        m = kwargs.get("min_tokens_to_keep", 1)
+        for r, e in zip(x.reshape(-1, x.shape[-1]), expected.reshape(-1, x.shape[-1])):
+            k, order = key(r, args[1], m)
+            table.setdefault(k, torch.isfinite(e)[order])
+
+    def answer(logits, top_p, min_tokens_to_keep=1):
+        out = _notes_top_p(logits, top_p, min_tokens_to_keep)
+        flat, res = logits.reshape(-1, logits.shape[-1]), out.reshape(-1, logits.shape[-1]).clone()
+        for i, r in enumerate(flat):
+            k, order = key(r, top_p, min_tokens_to_keep)
+            if k in table:
+                keep = torch.zeros(r.shape, dtype=torch.bool).scatter(0, order, table[k])
+                res[i] = r.masked_fill(~keep, float("-inf"))
+        return res.reshape(out.shape)
+
+    assert _judge("top_p_filter", "check", answer).passed, _judge("top_p_filter", "check", answer).message
+    assert not _judge("top_p_filter", "check", _notes_top_p).passed
+    assert not _judge("top_p_filter" + SUFFIX, "twin", answer).passed
+    permuted_only = twin(Course().visible_registry().get("top_p_filter"), "vocab")
+    reference = _reference_of("03_sampling", "top_p_filter")
+    expected = [reference(*c.args, **c.kwargs) for c in permuted_only.cases()]
+    assert evaluate(permuted_only, answer, expected, raise_on_fail=False, quiet=True).passed

@@ -29,9 +29,11 @@ PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case 
     ("05_debugging_generation", "presence_frequency_penalty__class11_capped_counts", ""),
     ("05_debugging_generation", "repetition_rate__class11_short_lookback", ""),
     ("05_debugging_generation", "find_cycle__rt12_recent_window", "80 times"),
+    ("03_sampling", "top_p_filter__rt13_short_rows_only", "100 tokens"),
     # the texts promise float64 accuracy for float64 inputs (blind classes 9 and 10 computed in float32)
     ("04_generation_loop", "attend_with_cache__class9_float32_inside", "float64 inputs: float64 accuracy"),
     ("05_debugging_generation", "repetition_penalty__class10_float32_inside", "float64 logits keep float64"),
+    ("05_debugging_generation", "presence_frequency_penalty__rt13_float32_inside", "float64 logits keep float64"),
 ]
 
 

@@ -171,6 +171,7 @@ def _cycle_cases() -> list[Case]:
         ([4, 4, 1, 4, 4], {}, (1, 2), "(4, 4) at the end: period 1 repeated twice comes before period 3"),
         ([3, 1, 1, 2, 1, 1, 2, 1, 1, 2], {"min_repeats": 3}, (3, 3), "period 1 has only 1 copy of (2): go on to period 3"),
         ([9, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7], {}, (7, 2), "period 7 twice: every period up to max_period counts"),
+        ([0] + list(range(1, 13)) * 2, {}, (12, 2), "period 12 twice"),
         ([7], {}, (0, 0), "one token"),
         ([], {}, (0, 0), "empty sequence"),
     ]
@@ -270,6 +271,11 @@ def _pf_cases() -> list[Case]:
              expected=torch.tensor([[NEG_INF, -1.0]]), compare=cmp),
         Case((z, torch.zeros(1, 0, dtype=torch.long)), {"presence": 1.0}, label="empty history: unchanged",
              expected=z.clone(), compare=cmp),
+        # Python floats are float64: the float64 answer, to the rounding of the order of its two subtractions
+        Case((torch.tensor([[0.1, -0.7, 0.3]], dtype=torch.float64), ids([0, 0, 1])), {"presence": 0.3, "frequency": 0.1},
+             label="float64 logits keep float64 accuracy (rtol 1e-12)",
+             expected=torch.tensor([[0.1 - 2 * 0.1 - 0.3, -0.7 - 0.1 - 0.3, 0.3]], dtype=torch.float64),
+             compare=logits_match(rtol=1e-12, atol=1e-15)),
         Case((z.bfloat16(), ids([3, 3])), {"frequency": 0.5}, label="bfloat16 stays bfloat16",
              expected=torch.tensor([[2.0, -1.0, 0.5, 2.0]]).bfloat16(), compare=logits_match(rtol=1e-2)),
     ]

@@ -299,6 +299,18 @@ def _top_k_cases() -> list[Case]:
 
 
 # ------------------------------------------------------------------------------------------ exercise 3
+def _long_row() -> torch.Tensor:
+    """100 tokens: 0.3, 0.2 and 0.1 at ids 40, 75 and 90, the other 97 sharing 0.4 (far from every threshold
+    used below, so rounding decides nothing): a rule applied only to short rows fails here."""
+    probs = [0.4 / 97] * 100
+    for i, q in ((40, 0.3), (75, 0.2), (90, 0.1)):
+        probs[i] = q
+    return log_probs(probs)
+
+
+LONG_KEPT = [40, 75, 90]
+
+
 def _top_p_cases() -> list[Case]:
     three = log_probs([0.5, 0.25, 0.25])
     shuffled = log_probs([0.125, 0.5, 0.125, 0.25])        # DYADIC in another order
@@ -316,6 +328,8 @@ def _top_p_cases() -> list[Case]:
         Case((Z, 0.75), label="[1/2, 1/4, 1/8, 1/8], p=0.75: prefix sums to exactly p, keep 2", expected=_keep(Z, [0, 1])),
         Case((Z, 0.76), label="[1/2, 1/4, 1/8, 1/8], p=0.76: keep 3", expected=_keep(Z, [0, 1, 2])),
         Case((Z, 0.3), label="[1/2, 1/4, 1/8, 1/8], p=0.3: keep 1", expected=_keep(Z, [0])),
+        Case((_long_row(), 0.55), label="100 tokens, 0.3 + 0.2 = 0.5 < 0.55: keep ids 40, 75 and 90",
+             expected=_keep(_long_row(), LONG_KEPT)),
         Case((shuffled, 0.75), label="unsorted input [1/8, 1/2, 1/8, 1/4], p=0.75: ids 1 and 3 (map back to the original order)",
              expected=_keep(shuffled, [1, 3])),
         Case((quarter, 0.5), label="four tied tokens at 1/4, p=0.5: any 2 of them", expected=_keep(quarter, [0, 1])),
@@ -349,6 +363,8 @@ def _min_p_cases() -> list[Case]:
         Case((Z, 0.4), label="[1/2, 1/4, 1/8, 1/8], min_p=0.4: threshold 0.2 keeps 2", expected=_keep(Z, [0, 1])),
         Case((Z, 0.3), label="min_p=0.3: threshold 0.15", expected=_keep(Z, [0, 1])),
         Case((Z, 0.2), label="min_p=0.2: threshold 0.1, keeps all", expected=Z.clone()),
+        Case((_long_row(), 0.3), label="100 tokens, p_max 0.3, min_p=0.3: threshold 0.09 keeps ids 40, 75 and 90",
+             expected=_keep(_long_row(), LONG_KEPT)),
         Case((torch.tensor([2.0, 2.0, 0.0, 2.0]), 1.0), label="min_p=1 with three tied top tokens: equal is kept, all three stay",
              expected=_keep(torch.tensor([2.0, 2.0, 0.0, 2.0]), [0, 1, 3])),
         Case((Z, 0.0), label="min_p=0 keeps every token", expected=Z.clone()),
@@ -379,6 +395,9 @@ def _temperature_cases() -> list[Case]:
         Case((seed, 2), label="T given as the int 2", expected=torch.tensor([1.0, 0.5, 0.25, 0.05]), compare=filtered(rtol=1e-6)),
         Case((seed, 0), label="T=0: greedy, the top logit keeps its value, all others -inf (no division by 0)",
              expected=_keep(seed, [0])),
+        Case((_long_row(), 0), label="T=0 on 100 tokens: only id 40 stays", expected=_keep(_long_row(), [40])),
+        Case((_long_row(), 2.0), label="T=2 on 100 tokens halves every logit", expected=_long_row() / 2,
+             compare=filtered(rtol=1e-6)),
         Case((ties, 0.0), label="T=0 with a tie: both top tokens stay", expected=_keep(ties, [1, 2])),
         Case((batch, 0), label="T=0 on a batch", expected=_keep(batch, [[1, 2, 3], [0, 2]])),
         Case((torch.tensor([0.0, -math.inf, 1.0]), 2.0), label="-inf stays -inf", expected=torch.tensor([0.0, -math.inf, 0.5]),
@@ -422,6 +441,10 @@ def _pipeline_cases() -> list[Case]:
         Case((seed,), label="default settings change nothing", expected=seed.clone(), compare=cmp),
         Case((seed,), {"temperature": 0}, label="temperature=0: greedy mask, no division", expected=_keep(seed, [0]), compare=cmp),
         Case((seed,), {"temperature": 0.5, "top_k": 2}, label="T=0.5 then top-k=2", expected=_keep(seed * 2, [0, 1]), compare=cmp),
+        Case((_long_row(),), {"top_p": 0.55}, label="100 tokens, top_p=0.55: ids 40, 75 and 90",
+             expected=_keep(_long_row(), LONG_KEPT), compare=cmp),
+        Case((_long_row(),), {"min_p": 0.3}, label="100 tokens, min_p=0.3: ids 40, 75 and 90",
+             expected=_keep(_long_row(), LONG_KEPT), compare=cmp),
         Case((Z,), {"temperature": 0.5, "top_p": 0.8},
              label=f"temperature BEFORE top-p: T=0.5 makes [1/2,1/4,1/8,1/8] into {[round(v, 3) for v in sq]}, p=0.8 keeps 2",
              expected=_keep(Z * 2, [0, 1]), compare=cmp),
@@ -505,6 +528,7 @@ def _loop_cases() -> list[Case]:
         ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 3}, False, "period 4 but max_period=3"),
         ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 4}, True, "period 4 with max_period=4 (inclusive)"),
         ([7, 7], {}, False, "too short for 3 repeats"),
+        ([9, 1, 2, 3, 4, 5, 6, 7] * 3, {}, True, "period 8, 3 times (the default max_period is 20)"),
         ([], {}, False, "empty sequence"),
     ]
     return [Case((ids,), kw, label=f"{label}: {ids}" + (f" {kw}" if kw else ""), expected=exp, compare=boolean)

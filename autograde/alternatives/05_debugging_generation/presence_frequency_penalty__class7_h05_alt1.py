@@ -1,4 +1,6 @@
-"""Written by a blind honest student (class 7, h05_alt1), who never saw the reference: must get full marks."""
+"""Written by a blind honest student (class 7, h05_alt1), who never saw the reference: must get full marks.
+(Updated when 05's text began to ask float64 logits for float64 accuracy: its float32 internals now follow the
+input, float64 for float64; the rest is as the student wrote it.)"""
 import math
 
 import torch
@@ -12,6 +14,7 @@ def presence_frequency_penalty(logits: torch.Tensor, ids: torch.Tensor, *, prese
     """logits - count * frequency - [count > 0] * presence, counts over the generated ids[:, prompt_len:]."""
     B, V = logits.shape
     gen = ids[:, prompt_len:].long().to(logits.device)
-    counts = torch.stack([torch.bincount(gen[b], minlength=V) for b in range(B)]).to(torch.float32)
-    out = logits.to(torch.float32) - frequency * counts - presence * (counts > 0).to(torch.float32)
+    work = torch.float64 if logits.dtype == torch.float64 else torch.float32
+    counts = torch.stack([torch.bincount(gen[b], minlength=V) for b in range(B)]).to(work)
+    out = logits.to(work) - frequency * counts - presence * (counts > 0).to(work)
     return out.to(logits.dtype)
