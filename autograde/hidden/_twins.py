@@ -98,7 +98,7 @@ def _vocab_mover(v: int, rng: random.Random) -> Callable[[Any], Any]:
     return move
 
 
-def _ids_mover(case: Case, rng: random.Random, pad: bool = False) -> Callable[[Any], Any] | None:
+def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
     seen: list[int] = []
 
     def collect(x: Any) -> None:
@@ -119,14 +119,6 @@ def _ids_mover(case: Case, rng: random.Random, pad: bool = False) -> Callable[[A
     if new == distinct:
         new = new[1:] + new[:1] if len(new) > 1 else [new[0] + 1]
     table = dict(zip(distinct, new))
-    filler: list[int] = []
-    if pad:  # fresh ids inside each sequence (see _extend): farther to look back, the answer computed anew
-        used, n_pad = set(new) | set(fresh), rng.randint(*PAD)
-        while len(filler) < n_pad:
-            i = rng.randrange(ID_RANGE)
-            if i not in used:
-                used.add(i)
-                filler.append(i)
 
     def rename(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and not x.is_floating_point() and x.dtype != torch.bool:
@@ -139,28 +131,17 @@ def _ids_mover(case: Case, rng: random.Random, pad: bool = False) -> Callable[[A
         """Renamed, and each sequence led by a few ids it never uses (red team 11 keyed a lookup on the ids
         renamed in order of first appearance, which a renaming alone does not change)."""
         x = rename(x)
-        if isinstance(x, torch.Tensor) and x.dim() == 1:
-            return move_seq(x)
         if isinstance(x, torch.Tensor) and x.dim() >= 1:
             lead = torch.tensor(fresh, dtype=x.dtype).expand(*x.shape[:-1], len(fresh))
-            q = _pad_at(x.shape[-1], rng) if filler and x.shape[-1] else x.shape[-1]
-            block = torch.tensor(filler if x.shape[-1] else [], dtype=x.dtype).expand(*x.shape[:-1], -1)
-            return torch.cat([lead, x[..., :q], block, x[..., q:]], dim=-1)
+            return torch.cat([lead, x], dim=-1)
         if isinstance(x, (list, tuple)) and x and all(isinstance(s, (list, tuple, torch.Tensor)) for s in x):
             return type(x)(move_seq(s) for s in x)
         return move_seq(x)
 
     def move_seq(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            if x.dim() != 1:
-                return x
-            q = _pad_at(len(x), rng) if filler and len(x) else len(x)
-            return torch.cat([torch.tensor(fresh, dtype=x.dtype), x[:q],
-                              torch.tensor(filler if len(x) else [], dtype=x.dtype), x[q:]])
-        if not isinstance(x, (list, tuple)):
-            return x
-        q = _pad_at(len(x), rng) if filler and len(x) else len(x)
-        return type(x)([*fresh, *x[:q], *(filler if len(x) else []), *x[q:]])
+            return torch.cat([torch.tensor(fresh, dtype=x.dtype), x]) if x.dim() == 1 else x
+        return type(x)([*fresh, *x]) if isinstance(x, (list, tuple)) else x
     return move
 
 
@@ -178,8 +159,10 @@ def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random, how: str = "c
     ``prompt_len`` moves with it, so the lead is prompt. ``how``: ``copy`` (new columns copy random columns: no
     new kind of value), ``split`` (for a distribution: 1-4 columns halved, each half its own column; halving is
     exact, so every row still sums to what it did) or ``zeros`` (for threshold rules: -inf columns and finite ones
-    so far below the row's max that their probability is exactly 0; no sum moves, so no new tie with a threshold). ``pad``: also a block of 60-120 fresh ids (more new columns)
-    inside the history, after one of its first third, so that what an answer must look back to is farther away.
+    so far below the row's max that their probability is exactly 0; no sum moves, so no new tie with a threshold).
+    ``pad``: also a block of 60-120 fresh ids (more new columns) inside the history, after one of its first third,
+    so that what an answer must look back to is farther away (penalties only: inside an n-gram history fresh ids
+    make and break n-grams, which flagged class 10's honest w15).
 
     A permutation alone keeps the pattern of repeats in a history: red team 11 keyed a lookup on the ids renamed
     in order of first appearance and kept 3/24 through ban_repeated_ngrams's twin; and it keeps each row's sorted
@@ -232,14 +215,14 @@ def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, e
 
     kind: ``vocab``, ``ids``, or a function (args, kwargs, rng) -> (args, kwargs) for an exercise of another kind.
     ``extend`` (vocab): grow the vocabulary, ``True`` or ``"copy"`` by copied columns, ``"split"`` by halved ones
-    (a distribution), and lead any id history with the new ids; ``pad``: also put fresh ids inside each history
-    (``_extend``; for ``ids`` twins, fresh ids from the same range as the renaming).
+    (a distribution), ``"zeros"`` by columns of probability 0 (threshold rules), and lead any id history with the
+    new ids; ``pad`` (with ``extend``): also put fresh ids inside each history (``_extend``).
     ``skip``: cases whose point the disguise would change (a tie broken by id at T = 0 whose expected value is
     stated, not computed); cases that must raise are left out (their inputs are rejected, not computed on)."""
     if extend and (kind != "vocab" or move_expected):
         raise ValueError("extend is for vocab twins whose expected values the reference computes")
-    if extend not in (False, True, "copy", "split", "zeros") or (pad and kind == "vocab" and not extend):
-        raise ValueError(f"extend={extend!r}, pad={pad!r}: extend is copy or split, and a vocab pad needs it")
+    if extend not in (False, True, "copy", "split", "zeros") or (pad and not extend):
+        raise ValueError(f"extend={extend!r}, pad={pad!r}: extend is copy, split or zeros, and pad needs it")
     if not callable(kind) and kind not in ("vocab", "ids"):
         raise ValueError(f"unknown twin kind {kind!r}")
     written = getattr(visible.cases, "__wrapped_cases__", visible.cases)
@@ -269,7 +252,7 @@ def twin(visible: Check, kind: str | Callable, *, move_expected: bool = False, e
                 args = tuple(move(a) for a in args)
                 kwargs = {k: move(x) for k, x in kwargs.items()}
             else:
-                move = _ids_mover(case, rng, pad)
+                move = _ids_mover(case, rng)
                 if move is None:
                     continue
                 args, kwargs = (move(case.args[0]), *case.args[1:]), dict(case.kwargs)

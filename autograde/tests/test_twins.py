@@ -27,7 +27,6 @@ EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_pen
 GROWN = {"softmax": "copy", "log_softmax": "copy", "probs_at_temperature": "copy", "entropy": "split",
          "apply_temperature": "copy", "greedy": "copy", "top_k_filter": "copy",
          "top_p_filter": "zeros", "min_p_filter": "zeros"}
-PADDED_IDS: set = set()  # ids twins with fresh ids inside the sequence (none: fresh ids break n-grams)
 
 
 def _twins():
@@ -97,17 +96,12 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
             x, y = ids(orig), ids(case)
             if at == 0:  # each sequence is led by a few ids it never uses: compare its end
                 seqs = lambda v: [v] if not v or not isinstance(v[0], (list, tuple)) else list(v)  # noqa: E731
-                if name.removesuffix(SUFFIX) in PADDED_IDS:  # lead and filler: unused ids, cut out where found
-                    pairs = [_unpadded(list(a), list(b)) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
-                    y = flat([body for body, _ in pairs]) + [case.kwargs.get("eos_id", -1)]
-                    x = x[:len(y) - 1] + [x[-1]]
-                else:
-                    lead = [len(b) - len(a) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
-                    assert lead and all(1 <= k <= 4 for k in lead) and len(set(lead)) == 1, lead
-                    rest = flat([list(s)[lead[0]:] for s in seqs(list(case.args[0]))])
-                    assert not set(list(seqs(list(case.args[0]))[0])[:lead[0]]) & set(rest)  # ids never used
-                    y = rest + [case.kwargs.get("eos_id", -1)]
-                    x = x[:len(y) - 1] + [x[-1]]
+                lead = [len(b) - len(a) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
+                assert lead and all(1 <= k <= 4 for k in lead) and len(set(lead)) == 1, lead
+                rest = flat([list(s)[lead[0]:] for s in seqs(list(case.args[0]))])
+                assert not set(list(seqs(list(case.args[0]))[0])[:lead[0]]) & set(rest)  # ids the sequence never uses
+                y = rest + [case.kwargs.get("eos_id", -1)]
+                x = x[:len(y) - 1] + [x[-1]]
             assert len(x) == len(y) and [[i == j for j in x] for i in x] == [[i == j for j in y] for i in y]
             assert orig.args[:at] + orig.args[at + 1:] == case.args[:at] + case.args[at + 1:]
             assert set(orig.kwargs) == set(case.kwargs)
@@ -119,14 +113,14 @@ def _pattern(seq: list) -> list[list[bool]]:
     return [[i == j for j in seq] for i in seq]
 
 
-def _splits(orig: list, twin: list, pad: bool = True):
+def _splits(orig: list, twin: list):
     """Every way to read the twin sequence as a lead (k in 1..4 ids) and a filler (P ids after position q of the
     body) around a body with the original's pattern of equal and unequal ids, the cut ids distinct and absent
     from the body: yields (body, (k, q, P)). Distinct ids make several readings possible; callers pick by values."""
     d = len(twin) - len(orig)
     for k in range(1, 5):
         n_pad = d - k
-        if n_pad < 0 or (n_pad and not pad) or (n_pad and not orig):
+        if n_pad < 0 or (n_pad and not orig):
             continue
         for q in (range(1, max(2, len(orig))) if n_pad else [len(orig)]):
             body = twin[k:k + q] + twin[k + q + n_pad:]
@@ -134,13 +128,6 @@ def _splits(orig: list, twin: list, pad: bool = True):
             if (len(set(cut)) == len(cut) and not set(cut) & set(body) and len(body) == len(orig)
                     and _pattern(body) == _pattern(orig)):
                 yield body, (k, q, n_pad)
-
-
-def _unpadded(orig: list, twin: list, pad: bool = True) -> tuple[list, tuple[int, int, int]]:
-    """The first reading of ``_splits``; AssertionError if there is none."""
-    for found in _splits(orig, twin, pad):
-        return found
-    raise AssertionError(f"no lead and filler explain the twin ({len(orig)} -> {len(twin)} ids)")
 
 
 def _columns(x: torch.Tensor) -> list[tuple]:
@@ -196,7 +183,7 @@ def _is_grown_vocabulary(orig: Case, case: Case, how: str) -> bool:
 
 def _is_extended_renaming(orig: Case, case: Case) -> bool:
     """An extended vocabulary twin, inverted exactly: each history row is led by k in 1..4 ids it never uses and
-    holds P fresh ids after position q of its body (``_unpadded``; k = P = 0 where the case has a window), and a
+    holds P fresh ids after position q of its body (``_splits``; k = P = 0 where the case has a window), and a
     renaming p of the original ids makes the logits agree, twin[..., p(i)] == orig[..., i] for every i, while
     the added columns hold copies of values of the same row. Returns True (it always changes the case)."""
     lo, ho, *rest_o = orig.args
@@ -547,8 +534,7 @@ def _cut_rate(w):
 
 def _cut_ban(w):
     """ban_repeated_ngrams that looks at the last w ids only."""
-    ref = _reference_of("05_debugging_generation", "ban_repeated_ngrams")
-    return lambda logits, ids, n: ref(logits, ids[..., -w:] if ids.shape[-1] > w else ids, n)
+    return _recent_only(_reference_of("05_debugging_generation", "ban_repeated_ngrams"), w)
 
 
 @pytest.mark.parametrize("name, cut", [("repetition_rate", _cut_rate), ("ban_repeated_ngrams", _cut_ban)])

@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from course_lib.checks.engine import Case, Check, Contract, allclose, raises_case
+from course_lib.checks.engine import Case, Check, Contract, _fmt2, allclose, raises_case
 
 ASSIGNMENT = "05_debugging_generation"
 NEG_INF = -math.inf
@@ -31,14 +31,6 @@ NEG_INF = -math.inf
 # ------------------------------------------------------------------------------------------ comparators
 def _ids(mask: torch.Tensor) -> list[int]:
     return [int(i) for i in torch.nonzero(mask).reshape(-1)]
-
-
-def _apart(a: float, b: float) -> tuple[str, str]:
-    """a and b printed with the fewest significant digits (at least 7) that tell them apart."""
-    for n in range(7, 18):
-        if f"{a:.{n}g}" != f"{b:.{n}g}":
-            break
-    return f"{a:.{n}g}", f"{b:.{n}g}"
 
 
 def logits_match(rtol: float = 0.0, atol: float = 0.0):
@@ -70,7 +62,7 @@ def logits_match(rtol: float = 0.0, atol: float = 0.0):
             close = torch.isclose(g[r][fin], e[r][fin], rtol=rtol, atol=atol) | (g[r][fin] == e[r][fin])
             if not close.all():
                 i = _ids(fin)[int(torch.nonzero(~close)[0])]
-                got_s, exp_s = _apart(g[r, i].item(), e[r, i].item())
+                exp_s, got_s = _fmt2(e[r, i].item(), g[r, i].item())
                 return (f"{where}token {i} is {got_s}, expected {exp_s} (tolerance rtol={rtol:g}, atol={atol:g})"
                         + (" (float64 logits: compute in float64, not float32)"
                            if expected.dtype == torch.float64 and abs(g[r, i].item() - e[r, i].item())
