@@ -94,7 +94,10 @@ def test_student_errors_mutation_and_wrong_types_are_reported(tmp_path):
     assert "raised NameError" in str(e.value) and "return x / undefined_name" in str(e.value)
     assert "Hint: subtract the max" in str(e.value)
     r = evaluate(SOFTMAX, student.mutate, raise_on_fail=False)
-    assert [f[0] for f in r.failures] == ["huge"] and "modified its input (argument 1)" in r.failures[0][1]
+    assert [f[0] for f in r.failures][0] == "huge" and "modified its input (argument 1)" in r.failures[0][1]
+    # x -= x.max() also writes the all-zero row, whose values stay the same: still an in-place write
+    assert {f[0] for f in r.failures[1:]} == {"uniform", "uniform [called twice]"}
+    assert all("argument 1, written and then restored" in f[1] for f in r.failures[1:])
     r = evaluate(SOFTMAX, student.naive, raise_on_fail=False)
     assert "nan" in r.failures[0][1] and "overflow" in r.failures[0][1]
     assert not evaluate(SOFTMAX, 3, raise_on_fail=False).passed
@@ -307,3 +310,22 @@ def test_a_result_far_larger_than_any_case_expects_is_refused_before_it_is_copie
     assert all("far more than any case expects" in m for _, m in view.failures)
     at_cap = evaluate(chk, lambda ids, n=4: [1.0] * 1000, raise_on_fail=False, quiet=True)
     assert not any("far more" in m for _, m in at_cap.failures)
+
+
+def test_an_input_written_in_place_and_restored_is_a_mutation():
+    """Red team 14 (peter03): subtracting in place and adding back leaves the values equal, so comparing values
+    cannot see it; torch's per-tensor write counter can. A function that only reads its input is not flagged."""
+    def restore(x):
+        x -= 1.0
+        y = torch.softmax(x + 1.0, -1)
+        x += 1.0
+        return y
+
+    def reads(x):
+        return torch.softmax(x.clone().sub_(x.max()), -1)   # in-place, but on its own copy
+
+    for fn, flagged in [(restore, True), (reads, False)]:
+        outs = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(SOFTMAX.cases())))]
+        assert all(bool(o.mutated) == flagged for o in outs if o.error is None), fn.__name__
+        if flagged:
+            assert all("written and then restored" in m for o in outs for m in o.mutated)

@@ -949,12 +949,28 @@ def _oversized(x: Any, budget: int) -> bool:
     return False
 
 
+def _write_counts(args: tuple, kwargs: dict) -> dict:
+    """{argument position or keyword: torch's in-place write counters of its tensors}. An in-place write bumps a
+    tensor's counter even when a later write puts the old values back, which comparing values cannot see."""
+    out: dict = {}
+    for key, v in [*enumerate(args), *kwargs.items()]:
+        counts = []
+        for t in _tensors(v):
+            try:
+                counts.append(t._version)
+            except RuntimeError:  # inference-mode tensors keep no counter (and cannot be written in place)
+                counts.append(None)
+        out[key] = tuple(counts)
+    return out
+
+
 def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> Outcome:
     fresh: dict = {}
     pristine_args, pristine_kwargs = case.args, case.kwargs
     values = []
     t0 = time.perf_counter()
     mutated: list[str] = []
+    written: set = set()  # arguments (position or keyword) whose tensors an in-place operation wrote to
     torch = _torch()
     has_generator = _has_generator(pristine_args) or _has_generator(pristine_kwargs)
     rng_before = torch.random.get_rng_state() if torch is not None and has_generator else None
@@ -968,24 +984,31 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
                 kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
             strict = (_same_device_mode_class()() if any(t.device.type == "meta" for t in _tensors([args, kwargs]))
                       else contextlib.nullcontext())
+            before = _write_counts(args, kwargs)
             with _StepCounter(case.count_steps) as counter, strict:
                 if watch is None:
                     values.append(fn(*args, **kwargs))
                 else:
                     with watch:
                         values.append(fn(*args, **kwargs))
+            written |= {k for k, n in _write_counts(args, kwargs).items() if n != before.get(k)}
         if _oversized(values, MAX_RESULT_ITEMS):
             return Outcome(case.label, error=f"your function returned more than {MAX_RESULT_ITEMS:,} values, far more "
                            "than any case expects: not compared", seconds=time.perf_counter() - t0)
         aliased = _aliasing(values, args, kwargs, pristine_args, pristine_kwargs)
         global_rng = rng_before is not None and not torch.equal(rng_before, torch.random.get_rng_state())
         if not allow_mutation:
+            restored = ", written and then restored: the caller's tensor was still written"
             for i, (a, p) in enumerate(zip(args, pristine_args)):
                 if not _is_placeholder(p) and not _same(a, p):
                     mutated.append(f"argument {i + 1}")
+                elif not _is_placeholder(p) and i in written:
+                    mutated.append(f"argument {i + 1}{restored}")
             for k, p in pristine_kwargs.items():
                 if not _is_placeholder(p) and not _same(kwargs[k], p):
                     mutated.append(f"argument {k}=")
+                elif not _is_placeholder(p) and k in written:
+                    mutated.append(f"argument {k}={restored}")
     except Exception as e:  # the student's exception is the information we report
         msg = f"your function raised {type(e).__name__}: {e}{_student_frame(e.__traceback__)}"
         return Outcome(case.label, error=msg, seconds=time.perf_counter() - t0,
