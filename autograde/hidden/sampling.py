@@ -26,8 +26,8 @@ from autograde.hidden._twins import twins
 from course_lib.checks import sampling as _visible
 from course_lib.checks.engine import Case, Check, Contract, Generator, exact
 from course_lib.checks.sampling import (
-    FALSE_FAIL, GREEDY_FORBIDDEN, HF_FORBIDDEN, SAMPLE_FORBIDDEN, boolean, filtered, log_probs, number_close, raises_case,
-    sampler_fit,
+    FALSE_FAIL, GREEDY_FORBIDDEN, HF_FORBIDDEN, SAMPLE_FORBIDDEN, _keep, boolean, filtered, log_probs, number_close,
+    raises_case, sampler_fit, sampler_strict,
 )
 
 ASSIGNMENT = "03_sampling"
@@ -110,13 +110,182 @@ def _kind_dtype(i: int) -> tuple[str, torch.dtype]:
     return KINDS[i % len(KINDS)], DTYPES[(i // len(KINDS)) % len(DTYPES)]
 
 
+# ------------------------------------------------------------------------------ real sizes (red team 14)
+# Every case below this block has V <= ~4096 (twins included) and k <= 64: red team 14's answers right only there
+# (argmax over the first 8192 ids, k capped at 64, top-p over the 4096 largest logits, min-p keeping at most 256,
+# temperature skipped above 4096 tokens, a penalty over the last 64 ids, filters skipped above 4096 tokens) kept full
+# points. These cases have the course model's vocabulary (SmolLM2: 49 152 tokens), hundreds of kept tokens and
+# histories of hundreds of ids, with the tokens that decide the answer anywhere in the id range (a third above
+# 32 768). Each case carries its own expected value, planted by construction (which ids survive is decided when
+# the input is written, not computed by a filter), so nothing is stored: a [49152] row of -inf alone would be
+# ~400 KB of references. Logits are short dyadic numbers (integers, or multiples of 1/16): a float32 value written
+# in full takes ~20 characters of JSON on its way to the sandbox, these take 4 to 8.
+V_REAL = 49_152
+
+
+def _dyadic(x: torch.Tensor, step: float = 1 / 16) -> torch.Tensor:
+    """x rounded to a multiple of ``step`` (a power of 2): exact in every float dtype used here, short in JSON."""
+    return torch.round(x / step) * step
+
+
+def _spread(g: torch.Generator, n: int) -> torch.Tensor:
+    """n distinct ids drawn at random from the whole vocabulary (about a third of them above 32 768)."""
+    return torch.randperm(V_REAL, generator=g)[:n]
+
+
+def _greedy_real_cases() -> list[Case]:
+    x = _dyadic(torch.randn(4, V_REAL, generator=_g(501)) * 2, 1.0).clamp(-10, 10)   # integers: many ties below
+    x[0, 40000] = 20.0
+    x[1, 45000] = x[1, 33001] = 20.0                  # a tie: the lowest id
+    x[2, 49151] = 20.0                                 # the last id
+    x[3, 8192] = 20.0                                  # the first id past 8192
+    return [Case((x[:2],), label="float32 [2, 49152] (SmolLM2's vocabulary): maxima at ids 40000, 33001 (tied with "
+                                 "45000)", expected=torch.tensor([40000, 33001])),
+            Case((x[2:].bfloat16(),), label="bfloat16 [2, 49152]: maxima at ids 49151 and 8192",
+                 expected=torch.tensor([49151, 8192]))]
+
+
+def _top_k_real_cases() -> list[Case]:
+    g, cases = _g(502), []
+    for dtype, k, R in [(torch.float32, 300, 2), (torch.bfloat16, 128, 1)]:
+        x = _dyadic(-1.0 - 5.0 * torch.rand(R, V_REAL, generator=g, dtype=torch.float64), 1.0)  # the others: -6..-1
+        kept = []
+        for r in range(R):
+            ids = _spread(g, k + 2)
+            # k - 3 values in [1, 9] above five tied at 0.5: the k-th largest is 0.5, and all five are kept
+            x[r, ids[:k - 3]] = torch.linspace(1.0, 9.0, k - 3, dtype=torch.float64)
+            x[r, ids[k - 3:]] = 0.5
+            kept.append(ids.tolist())
+        x = x.to(dtype)
+        cases.append(Case((x, k), label=f"{str(dtype).removeprefix('torch.')} [{R}, 49152], k={k}: {k - 3} larger "
+                                        f"values, then 5 tied at the k-th ({k + 2} kept, ids up to 49151)",
+                          expected=_keep(x, kept)))
+    return cases
+
+
+def _top_p_real_cases() -> list[Case]:
+    g = _g(503)
+    # row 0: a nucleus of 4100 tokens (more than 4096) sharing 0.95 within 0.5 % of each other, 45 052 sharing 0.05;
+    # row 1: five tokens above id 32 768 hold 0.97, p keeps all five (the fifth crosses p), 0.03 spread thin
+    q = torch.empty(2, V_REAL, dtype=torch.float64)
+    nucleus = _spread(g, 4100)
+    w = 1 + 0.005 * (2 * torch.rand(4100, generator=g, dtype=torch.float64) - 1)
+    q[0] = 0.05 / (V_REAL - 4100)
+    q[0, nucleus] = 0.95 * w / w.sum()
+    head = 32768 + torch.randperm(V_REAL - 32768, generator=g)[:5]
+    q[1] = 0.03 / (V_REAL - 5)
+    q[1, head] = torch.tensor([0.45, 0.25, 0.15, 0.08, 0.04], dtype=torch.float64)
+    x = q.log()
+    # the nucleus keeps its spread in full float32 digits: 4100 *equal* values summed one by one in float32 drift by
+    # up to 2e-4, past the margin (rounding errors of distinct values do not pile up)
+    x = torch.where(q > 1e-4, x, _dyadic(x)).float()
+    # p halfway between the mass before the nucleus's smallest token and the mass before the first token outside
+    # it (exact arithmetic on the float32 logits; ~1.2e-4 from each, asserted >= MARGIN)
+    before = torch.sort(_probs64(x[:1]), dim=-1, descending=True).values.cumsum(-1)[0]
+    p = float(before[4098] + before[4099]) / 2
+    return [Case((_safe(x, _top_p_margin, p), p), label=f"float32 [2, 49152], p={p:.6f}: a nucleus of 4100 tokens; "
+                                                      "five tokens above id 32768",
+                 expected=_keep(x, [nucleus.tolist(), head.tolist()]))]
+
+
+def _min_p_real_cases() -> list[Case]:
+    g = _g(504)
+    x, kept = torch.empty(2, V_REAL, dtype=torch.float64), []
+    for r in range(2):
+        ids = _spread(g, V_REAL)
+        x[r, ids[0]] = 0.0                         # the top token; 3000 more at 0.07 to 0.9 of it, the rest below 0.03
+        x[r, ids[1:3001]] = math.log(0.07) + math.log(0.9 / 0.07) * torch.rand(3000, generator=g, dtype=torch.float64)
+        x[r, ids[3001:]] = math.log(0.03) - 8 * torch.rand(V_REAL - 3001, generator=g, dtype=torch.float64)
+        kept.append(ids[:3001].tolist())
+    x = _dyadic(x).float()                         # moves a ratio by 3 % at most: >= 0.068 kept, <= 0.031 removed
+    y = torch.empty(1, V_REAL, dtype=torch.float64)
+    ids = _spread(g, V_REAL)
+    y[0, ids[:3]] = torch.tensor([0.0, -0.1, -0.2], dtype=torch.float64)     # above 0.5 of the top
+    y[0, ids[3:300]] = torch.linspace(-1.0, -5.0, 297, dtype=torch.float64)  # below 0.37 of it, distinct
+    y[0, ids[300:]] = _dyadic(-6.0 - 6 * torch.rand(V_REAL - 300, generator=g, dtype=torch.float64))
+    y = y.float()
+    return [Case((_safe(x, _min_p_margin, 0.05), 0.05),
+                 label="float32 [2, 49152], min_p=0.05: 3001 tokens at >= 0.06 of the top kept", expected=_keep(x, kept)),
+            Case((_safe(y, _min_p_margin, 0.5), 0.5), {"min_tokens_to_keep": 300},
+                 label="float32 [1, 49152], min_p=0.5 passes 3 tokens, min_tokens_to_keep=300 keeps 300",
+                 expected=_keep(y, [ids[:300].tolist()]))]
+
+
+def _temperature_real_cases() -> list[Case]:
+    g = _g(505)
+    x = _dyadic(torch.randn(2, V_REAL, generator=g) * 3).clamp(-15, 15)
+    x[:, _spread(g, 500)] = -math.inf
+    x[0, 41000] = 20.0
+    x[1, 36000] = x[1, 47000] = 20.0
+    return [Case((x, 0.5), label="float32 [2, 49152], T=0.5: every logit doubled (exact)", expected=x * 2,
+                 compare=filtered(rtol=1e-6)),
+            Case((x, 0), label="float32 [2, 49152], T=0: only ids 41000 / 36000 and 47000 (tied) stay",
+                 expected=_keep(x, [[41000], [36000, 47000]]))]
+
+
+def _penalty_truth(x: torch.Tensor, history: torch.Tensor, penalty: float) -> torch.Tensor:
+    """The CTRL rule written out token by token over each row's set of seen ids (float64, then x's dtype)."""
+    z = x.double().clone()
+    for r in range(z.shape[0]):
+        for i in set(history[r].tolist()):
+            z[r, i] = z[r, i] / penalty if z[r, i] > 0 else z[r, i] * penalty
+    return z.to(x.dtype)
+
+
+def _penalty_real_cases() -> list[Case]:
+    g = _g(506)
+    x = _dyadic(torch.randn(2, V_REAL, generator=g) * 3)
+    hist = torch.randint(0, V_REAL, (2, 600), generator=g)      # 600 ids per row, the whole id range
+    return [Case((x, hist, 1.3), label="float32 [2, 49152], 600 previous ids per row over the whole vocabulary, "
+                                     "penalty 1.3", expected=_penalty_truth(x, hist, 1.3), compare=filtered(rtol=1e-6))]
+
+
+def _sample_next_real_cases() -> list[Case]:
+    g, n = _g(507), 4
+    ids = _spread(g, V_REAL)
+    head = ids[:300]
+    x = -torch.randint(0, 5, (V_REAL,), generator=g).double()                # 48 852 tokens at 0, -1, ..., -4
+    x[head] = _dyadic(1 + 2 * torch.rand(300, generator=g, dtype=torch.float64))  # 300 in [1, 3]: top-k = 300 keeps them
+    x = x.float()
+    hist = torch.cat([head[:60], ids[300:440]])                              # 60 of them seen, and 140 others
+    # the distribution, written out: penalty (positive / 1.3, negative * 1.3; the 300 stay above every other
+    # token), T = 0.8, then top-k = 300 keeps exactly the 300
+    z = x.double().clone()
+    z[hist] = torch.where(z[hist] > 0, z[hist] / 1.3, z[hist] * 1.3)
+    probs = torch.zeros(V_REAL, dtype=torch.float64)
+    probs[head] = torch.softmax(z[head] / 0.8, dim=-1)
+    settings = {"temperature": 0.8, "top_k": 300, "repetition_penalty": 1.3, "previous_ids": hist.expand(n, -1).clone()}
+    return [Case((x.expand(n, V_REAL).clone(), Generator(430)), settings, expected=probs, repeat=64,
+                 label=f"[{n}, 49152] identical rows x 64 calls, penalty 1.3 on 200 ids, T=0.8, top_k=300")]
+
+
+def _sample_real_cases(ff: float = FALSE_FAIL / 13) -> list[Case]:
+    """sample: independence of consecutive draws, and a real model's thin tail (red team 14). ``ff``: each case's
+    share of the check's false-fail budget."""
+    g = _g(508)
+    four = torch.tensor([0.4, 0.3, 0.2, 0.1])
+    # a real model's shape: 10 tokens hold 0.5, 500 tokens 5e-4 each (0.25), 48 642 tokens 5.1e-6 each (0.25);
+    # ids at random. Bins: the three classes x four ranges of 12 288 ids (so the tail's bins hold 1/16 each).
+    ids = _spread(g, V_REAL)
+    cls = torch.full((V_REAL,), 2, dtype=torch.long)
+    cls[ids[:10]], cls[ids[10:510]] = 0, 1
+    tail = torch.tensor([0.05, 5e-4, 0.25 / (V_REAL - 510)], dtype=torch.float64)[cls].float()
+    bins = cls * 4 + torch.arange(V_REAL) // 12288
+    return [Case((four.expand(4000, 4).clone(), Generator(305)), label="[4000, 4] identical rows: consecutive rows "
+                 "independent", expected=four.expand(4000, 4).clone(), compare=sampler_strict(ff, pairs=True)),
+            Case((four, Generator(306)), label="[4] vector, 1000 calls with one generator: consecutive calls independent",
+                 expected=four, repeat=1000, compare=sampler_strict(ff, pairs=True)),
+            Case((tail, Generator(307)), label="[49152] vector, 600 calls: half the mass on 49 142 tokens below 1e-3, "
+                 "a quarter below 1e-5", expected=tail, repeat=600, compare=sampler_strict(ff, bins=bins))]
+
+
 # ------------------------------------------------------------------------------------------ exercise 1
 def _greedy_cases() -> list[Case]:
     def make(g, i):
         kind, dtype = _kind_dtype(i)
         x = _rand_logits(g, _shape(g), dtype, kind)
         return Case((x,), label=_label(x, kind, "argmax"))
-    return _random_cases(101, 24, make)
+    return _random_cases(101, 24, make) + _greedy_real_cases()
 
 
 def _sample_cases() -> list[Case]:
@@ -160,8 +329,8 @@ def _sample_cases() -> list[Case]:
         rows = edge.expand(4000, 8).clone()
         cases.append(Case((rows, Generator(seed)), label=f"[4000, 8] rows summing to 1 - 2^-23, p = 0 first and last; "
                           f"seed {seed}: {what}", expected=rows.clone()))
-    ff = FALSE_FAIL / len(cases)
-    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
+    ff = FALSE_FAIL / (len(cases) + len(_sample_real_cases()))
+    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases] + _sample_real_cases(ff)
 
 
 # ------------------------------------------------------------------------------------------ exercise 2
@@ -181,7 +350,7 @@ def _top_k_cases() -> list[Case]:
     cases += raises_case("ValueError", wide, 0, label="k=0 must raise ValueError")
     cases += raises_case("ValueError", wide, -3, label="k=-3 must raise ValueError")
     cases += raises_case("ValueError", wide, 2.5, label="k=2.5 must raise ValueError")
-    return cases
+    return cases + _top_k_real_cases()
 
 
 # ------------------------------------------------------------------------------------------ exercise 3
@@ -219,7 +388,7 @@ def _top_p_cases() -> list[Case]:
                       label="float64, M_2 = 0.6 just below p = 0.6000005: kept"))
     cases += raises_case("ValueError", wide, -0.1, label="p=-0.1 must raise ValueError")
     cases += raises_case("ValueError", wide, 1.01, label="p=1.01 must raise ValueError")
-    return cases
+    return cases + _top_p_real_cases()
 
 
 # ------------------------------------------------------------------------------------------ exercise 4
@@ -253,7 +422,7 @@ def _min_p_cases() -> list[Case]:
     wide = _rand_logits(_g(108), (2, 256), torch.float32, "normal")
     cases.append(Case((_safe(wide, _min_p_margin, 0.05), 0.05), label="float32 [2, 256], min_p=0.05"))
     cases += raises_case("ValueError", wide, 1.5, label="min_p=1.5 must raise ValueError")
-    return cases
+    return cases + _min_p_real_cases()
 
 
 # ------------------------------------------------------------------------------------------ exercise 5
@@ -275,7 +444,7 @@ def _temperature_cases() -> list[Case]:
     cases.append(Case((torch.tensor([1.0, 0.99995, 0.5]), 0), label="T=0 on [1, 0.99995, 0.5]: one token kept",
                       compare=filtered()))
     cases += raises_case("ValueError", torch.zeros(3), -0.5, label="T=-0.5 must raise ValueError")
-    return cases
+    return cases + _temperature_real_cases()
 
 
 def _penalty_cases() -> list[Case]:
@@ -291,7 +460,7 @@ def _penalty_cases() -> list[Case]:
         tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3}.get(dtype, 1e-6)
         return Case((x, ids, pen), label=_label(x, kind, f"{L} previous ids per row, penalty {pen}"),
                     compare=filtered(rtol=tol))
-    return _random_cases(110, 20, make)
+    return _random_cases(110, 20, make) + _penalty_real_cases()
 
 
 def _settings(g: torch.Generator, shape: tuple[int, ...], i: int) -> dict:
@@ -402,6 +571,7 @@ def _sample_next_cases() -> list[Case]:
     row = _rand_logits(g, (16,), torch.float32, "normal")
     cases.append(Case((row.expand(50, 40, 16).clone(), Generator(420)), {"top_k": 5, "temperature": 0.8},
                       label="3-D batch [50, 40, 16] of identical rows, top_k=5, temperature=0.8"))
+    cases += _sample_next_real_cases()
     ff = FALSE_FAIL / len(cases)
     return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff, pool_ties=True), c.repeat) for c in cases]
 

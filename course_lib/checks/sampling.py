@@ -175,6 +175,82 @@ def sampler_fit(false_fail: float, pool_ties: bool = False):
     return compare
 
 
+def _draws(got, case: Case) -> torch.Tensor:
+    """Every id a sampler returned, in the order they were drawn: call after call, rows in row-major order."""
+    draws = got if case.repeat > 1 else [got]
+    return torch.cat([d.reshape(-1).long() for d in draws])
+
+
+def _law_fit(p: torch.Tensor, seq: torch.Tensor, false_fail: float, what: str) -> str | None:
+    """``seq`` (ids in 0..K-1) drawn i.i.d. from ``p`` [K]: ``multinomial_fit``'s Chernoff test, in words for ``what``."""
+    msg = multinomial_fit(false_fail=false_fail)(p, seq.tolist())
+    if msg is None:
+        return None
+    counts = torch.bincount(seq, minlength=p.numel()).double()
+    n = int(seq.numel())
+    q = counts / n
+    kl = torch.where(q > 0, q * torch.log(q / p), torch.zeros_like(q)) + torch.where(
+        q < 1, (1 - q) * torch.log((1 - q) / (1 - p).clamp(min=1e-300)), torch.zeros_like(q))
+    kl = torch.where(p > 0, kl, torch.where(counts > 0, torch.full_like(q, math.inf), torch.zeros_like(q)))
+    worst = int(torch.argmax(kl))
+    return (f"{what(worst)} came up {int(counts[worst])} times in {n}, expected about {n * float(p[worst]):.1f} "
+            f"(a correct sampler fails this with probability < {false_fail:g})")
+
+
+def sampler_strict(false_fail: float, bins: torch.Tensor | None = None, pairs: bool = False):
+    """``sampler_fit``, then two more tests of the same draws, for cases whose rows all share one distribution.
+
+    - ``bins`` ([V] long, token id -> bin): the draws grouped into bins follow the bins' summed probabilities. A
+      token-by-token test cannot see where thousands of tokens of probability 1e-5 each are drawn; their bins can
+      (e.g. a sampler that never draws tokens below 1e-4 leaves a bin that should hold a quarter of the draws empty).
+    - ``pairs``: draws are independent (the text: "drawn independently for every row"). The draws, in the order
+      they were made (call after call, row after row), are cut into disjoint pairs twice: (0, 1), (2, 3), ... and
+      (1, 2), (3, 4), ...; under independence each pair set is i.i.d. from p x p (on bins when given), which
+      ``multinomial_fit`` tests. Dependent draws with exact marginals (one uniform per call spread over the rows,
+      u_i = frac(u_0 + i * phi)) leave some pairs far too rare.
+
+    The false-fail budget is split evenly over the tests (union bound): a correct sampler fails with probability
+    <= ``false_fail`` whatever random numbers it draws and however many."""
+    parts = 1 + (bins is not None) + 2 * pairs
+    base = sampler_fit(false_fail / parts)
+
+    def compare(expected, got, case: Case) -> str | None:
+        msg = base(expected, got, case)
+        if msg is not None or (_is_tensor(got) and got.is_floating_point()):
+            return msg
+        exp = expected.detach().double() if _is_tensor(expected) else torch.tensor(expected, dtype=torch.float64)
+        rows = exp.reshape(-1, exp.shape[-1])
+        if not bool((rows == rows[:1]).all()):
+            return "internal error: sampler_strict needs one distribution shared by every row"
+        p = rows[0] / rows[0].sum()
+        seq = _draws(got, case)
+        name = (lambda k: f"token {k}")
+        if bins is not None:
+            p = torch.zeros(int(bins.max()) + 1, dtype=torch.float64).scatter_add(0, bins.long(), p)
+            seq = bins.long()[seq]
+            msg = _law_fit(p, seq, false_fail / parts,
+                           lambda k: f"tokens {_ids(bins == k)[:3]}... (a group of {int((bins == k).sum())} tokens, "
+                                     f"total probability {float(p[k]):.4f})")
+            if msg is not None:
+                return "drawn too often or too rarely as a group: " + msg
+            name = (lambda k: f"a token of group {k}")
+        if pairs:
+            K = p.numel()
+            pp = (p[:, None] * p[None, :]).reshape(-1)
+            for start in (0, 1):
+                s = seq[start:]
+                m = s.numel() // 2
+                pair = s[0:2 * m:2] * K + s[1:2 * m:2]
+                msg = _law_fit(pp, pair, false_fail / parts,
+                               lambda k: f"{name(k // K)} followed by {name(k % K)} (consecutive draws)")
+                if msg is not None:
+                    return ("consecutive draws are not independent (every row, and every call, needs its own uniform "
+                            "from `generator`): " + msg)
+        return None
+
+    return compare
+
+
 def number_close(rtol: float = 1e-9):
     """A Python number within ``rtol`` (a 0-dim tensor is compared too; ``Contract(number=True)`` refuses it
     where the text asks for a float)."""
