@@ -103,7 +103,30 @@ def _cycle_cases() -> list[Case]:
     cases.append(Case(([3, 1, 2],), {"min_repeats": 1, "max_period": 5}, label="3 distinct tokens, min_repeats=1"))
     # red team 12: a look-back cut at 14 ids passed the visible check; a cycle counted over 3000 ids
     cases.append(Case(([1] + [4, 5, 6, 7, 8] * 600,), label="period 5 x 600 after one other id"))
-    return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases]
+    return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases + _cycle_real_cases()]
+
+
+def _cycle_real_cases() -> list[Case]:
+    """Red team 14: min_repeats clamped to 4 and periods tried only up to 64 kept full points (every case asked for
+    1-4 copies and max_period <= 50). Hand-made cases where the clamp changes the answer, and seeded generations
+    of SmolLM2's size: hundreds to thousands of ids over V = 49152, periods up to 400, min_repeats up to 12."""
+    cases = [
+        Case(([1] + [7, 8, 9, 9, 9, 9] * 8,), {"min_repeats": 8},
+             label="[7, 8, 9, 9, 9, 9] x 8, min_repeats=8: the tail 9 9 9 9 has only 4 copies of period 1"),
+        Case(([3] + [5, 6] * 5,), {"min_repeats": 6}, label="[5, 6] x 5, min_repeats=6: none"),
+        Case(([2] + [4, 1, 1, 1, 1, 1, 1, 1, 1] * 10,), {"min_repeats": 10, "max_period": 100},
+             label="a period of 9 x 10 ending in 8 copies of one id, min_repeats=10"),
+    ]
+    g = _g(510)
+    for i, (period, reps, minr, maxp) in enumerate([(120, 3, 2, 200), (300, 2, 2, 400), (65, 2, 2, 64),
+                                                     (80, 7, 6, 150), (17, 12, 11, 50), (250, 4, 5, 300)]):
+        head = _seq(g, _int(g, 100, 2000), 49152)
+        block = _seq(g, period, 49152)
+        ids = head + block * reps + block[:_int(g, 0, period - 1)]
+        cases.append(Case((ids,), {"min_repeats": minr, "max_period": maxp},
+                          label=f"{len(ids)} ids over 49152: period {period} x {reps}, min_repeats={minr}, "
+                                f"max_period={maxp}"))
+    return cases
 
 
 def _rate_cases() -> list[Case]:
@@ -120,8 +143,30 @@ def _rate_cases() -> list[Case]:
     # red team 11: a look-back of a few n-grams passed; here the only repeat is 40 positions back
     cases.append(Case(([1, 2] + list(range(10, 50)) + [1, 2], 2), label="a bigram seen 40 positions earlier"))
     cases.append(Case(([1, 2] + list(range(10, 2010)) + [1, 2], 2), label="a bigram seen 2000 positions earlier"))
+    cases += _rate_real_cases()
     return [Case(c.args, c.kwargs, c.label, compare=number_close()) for c in cases] + \
         raises_case("ValueError", [1, 2, 3], -1, label="n=-1 must raise ValueError")
+
+
+def _copies(g: torch.Generator, L: int, spans: list[int], far: int = 300) -> list[int]:
+    """L ids over V = 49152 (random ids almost never repeat) into which stretches of the given lengths are copied
+    from at least ``far`` positions earlier: each copy repeats the n-grams with n <= its length, and no longer one."""
+    ids = _seq(g, L, 49152)
+    for span in spans:
+        dst = _int(g, far + span, L - span)
+        src = _int(g, 0, dst - far - span)
+        ids[dst:dst + span] = ids[src:src + span]
+    return ids
+
+
+def _rate_real_cases() -> list[Case]:
+    """Red team 14: n clamped to 5 kept full points (every case had n <= 5). Thousands of ids over V = 49152 where
+    many stretches of 6 repeat (every 5-gram in them is a repeat) but few longer ones."""
+    g = _g(511)
+    return [Case((_copies(g, 3000, [6] * 40 + [12] * 5), 8), label="3000 ids over 49152, 40 copied 6-grams, 5 12-grams, n=8"),
+            Case((_copies(g, 2000, [7] * 30 + [15] * 8), 10), label="2000 ids over 49152, 30 copied 7-grams, 8 15-grams, n=10"),
+            Case((torch.tensor(_copies(g, 2500, [5] * 50 + [9] * 10)), 6),
+                 label="1-D LongTensor of 2500 ids over 49152, 50 copied 5-grams, 10 9-grams, n=6")]
 
 
 # ------------------------------------------------------------------------------------------ exercise 2
@@ -151,9 +196,58 @@ def _rp_cases() -> list[Case]:
     gl = _g(506)
     cases.append(Case((torch.randn(2, 300, generator=gl), torch.randperm(300, generator=gl)[:200].reshape(2, 100), 1.5),
                       compare=logits_match(rtol=1e-6), label="float32 [2, 300], 100 distinct ids per row, penalty 1.5"))
-    return cases + raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1]]), -1.0,
+    return cases + _rp_real_cases() + raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1]]), -1.0,
                                label="penalty -1 must raise ValueError") + raises_case(
         "ValueError", torch.zeros(1, 3), torch.tensor([[1]]), 0.0, label="penalty 0 must raise ValueError")
+
+
+def _real_history(g: torch.Generator, B: int, L: int, V: int = 49152, hot: int = 20) -> torch.Tensor:
+    """[B, L] ids over V: random plus ``hot`` ids, each repeated up to ~L/40 times at random places, early and
+    late (counts in the tens to hundreds)."""
+    h = torch.randint(0, V, (B, L), generator=g)
+    for r in range(B):
+        for t in torch.randint(0, V, (hot,), generator=g).tolist():
+            where = torch.randint(0, L, (_int(g, 1, max(1, L // 40)),), generator=g)
+            h[r, where] = t
+    return h
+
+
+# Sizes: an honest answer may build a one-hot table of the history ([B, L, V] int64, as blind class 6's h05b
+# does); the notebook's own histories are ~100 ids, so cases keep B * L * V * 8 bytes under ~160 MB: thousands of
+# ids over a vocabulary of 512-1024, or a few hundred over SmolLM2's 49152.
+def _rp_truth(x: torch.Tensor, ids: torch.Tensor, penalty: float, *, prompt_len: int = 0, count_prompt: bool = True,
+              window: int | None = None) -> torch.Tensor:
+    """The text's rule written out with Python sets, in float64 (not the reference): per row, the counted ids
+    (all or after the prompt, then the last ``window``); each distinct one divided if > 0, else multiplied."""
+    out = x.double().clone()
+    for b, row in enumerate(ids.tolist()):
+        counted = row if count_prompt else row[prompt_len:]
+        if window is not None:
+            counted = counted[len(counted) - window:] if window < len(counted) else counted
+        for t in set(counted):
+            v = float(out[b, t])
+            out[b, t] = v / penalty if v > 0 else v * penalty
+    return out.to(x.dtype)
+
+
+def _rp_real_cases() -> list[Case]:
+    """Red team 14: windows clamped to 64, penalties clamped to the cases' range [0.5, 3], and histories read over
+    their last 256 ids kept full points. SmolLM2's vocabulary (V = 49152), histories of 1500-3000 ids, windows in
+    the hundreds, penalties 10, 5, 1.3, 0.25 (the text refuses only penalty <= 0). Expected by construction
+    (_rp_truth): [B, 49152] results stored would be ~0.5 MB a case."""
+    g, cases = _g(512), []
+    for B, V, L, penalty, kw, dtype in [
+            (2, 512, 3000, 1.3, {}, torch.float32),
+            (1, 49152, 400, 5.0, {"prompt_len": 80, "count_prompt": False, "window": 250}, torch.float32),
+            (1, 49152, 300, 0.25, {"window": 200}, torch.float32),
+            (2, 1024, 2000, 10.0, {"prompt_len": 100, "window": 700}, torch.float64)]:
+        x = (torch.randn(B, V, generator=g, dtype=torch.float64) * 3).to(dtype)
+        x[torch.rand(B, V, generator=g) < 0.1] = -math.inf
+        h = _real_history(g, B, L, V)
+        rtol = 1e-12 if dtype == torch.float64 else 1e-6
+        cases.append(Case((x, h, penalty), kw, expected=_rp_truth(x, h, penalty, **kw), compare=logits_match(rtol=rtol),
+                          label=f"real size: {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, penalty {penalty} {kw}"))
+    return cases
 
 
 def _pf_cases() -> list[Case]:
@@ -179,6 +273,29 @@ def _pf_cases() -> list[Case]:
     cases.append(Case((torch.randn(1, 8, generator=gl), torch.tensor([[1] * 12 + [2] * 7 + [3] * 4 + [5]])),
                       {"presence": 0.5, "frequency": 0.25}, compare=logits_match(rtol=1e-6, atol=1e-5),
                       label="float32 [1, 8], counts 12, 7, 4, 1"))
+    return cases + _pf_real_cases()
+
+
+def _pf_real_cases() -> list[Case]:
+    """Red team 14 read histories over their last 64-256 ids: 3000 ids over V = 1024 and 450 over SmolLM2's 49152,
+    counts in the tens to hundreds. Expected by construction: Python counts, the formula in float64, rounded once
+    to float32 (penalties exact in binary, so the reference's float32 arithmetic differs only in its last bits)."""
+    g, cases = _g(513), []
+    for B, V, L, kw in [(2, 1024, 3000, {"presence": 1.5, "frequency": 0.375, "prompt_len": 300}),
+                        (1, 49152, 450, {"presence": -0.5, "frequency": 0.75, "prompt_len": 150})]:
+        x = torch.randn(B, V, generator=g) * 3
+        x[torch.rand(B, V, generator=g) < 0.1] = -math.inf
+        h = _real_history(g, B, L, V)
+        out = x.double().clone()
+        for b, row in enumerate(h.tolist()):
+            counts: dict[int, int] = {}
+            for t in row[kw["prompt_len"]:]:
+                counts[t] = counts.get(t, 0) + 1
+            for t, c in counts.items():
+                out[b, t] -= c * kw["frequency"] + kw["presence"]
+        top = int(h[:, kw["prompt_len"]:].unique(return_counts=True)[1].max())
+        cases.append(Case((x, h), kw, expected=out.float(), compare=logits_match(rtol=1e-6, atol=1e-5),
+                          label=f"real size: float32 [{B}, {V}], L={L}, counts up to {top}, {kw}"))
     return cases
 
 
@@ -216,8 +333,42 @@ def _ngram_cases() -> list[Case]:
     # red team 12: a look-back cut just past the farthest visible case; here 2000 positions back
     farther = [5, 9] + list(range(10, 2010)) + [5]
     cases.append(Case((torch.zeros(1, 2010), torch.tensor([farther]), 2), label="n=2, the prefix seen 2001 positions back"))
-    return [Case(c.args, c.kwargs, c.label, compare=logits_match()) for c in cases] + \
+    return [Case(c.args, c.kwargs, c.label, compare=logits_match()) for c in cases] + _ngram_real_cases() + \
         raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1, 2]]), 0, label="n=0 must raise ValueError")
+
+
+def _ngram_truth(x: torch.Tensor, ids: torch.Tensor, n: int) -> torch.Tensor:
+    """The text's rule from the set of the row's n-grams (not the reference): ban t where prefix + (t,) is one."""
+    out = x.clone()
+    for b, row in enumerate(ids.tolist()):
+        if len(row) < n:
+            continue
+        prefix = tuple(row[len(row) - n + 1:])
+        for gram in {tuple(row[i:i + n]) for i in range(len(row) - n + 1)}:
+            if gram[:-1] == prefix:
+                out[b, gram[-1]] = -math.inf
+    return out
+
+
+def _ngram_real_cases() -> list[Case]:
+    """Red team 14: n clamped to 5 kept full points (every case had n <= 5). Rows of 2000-3000 ids over V = 49152
+    whose last n-1 ids occurred before, hundreds of positions back, each time followed by another token; and
+    near misses: stretches that end like the prefix in only its last 4 ids (a 5-gram ban, not an n-gram one)."""
+    g, cases = _g(514), []
+    for B, L, n in [(2, 3000, 8), (1, 2500, 10), (2, 2000, 6)]:
+        h = torch.randint(0, 49152, (B, L), generator=g)
+        for r in range(B):
+            prefix = h[r, L - n + 1:]
+            for k in range(4):                       # the whole prefix, then another token, far back
+                at = _int(g, 10, L - 400)
+                h[r, at:at + n - 1] = prefix
+            for k in range(6):                       # only the prefix's last 4 ids
+                at = _int(g, 10, L - 400)
+                h[r, at + n - 5:at + n - 1] = prefix[-4:]
+        x = torch.randn(B, 49152, generator=g)
+        cases.append(Case((x, h, n), expected=_ngram_truth(x, h, n), compare=logits_match(),
+                          label=f"real size: float32 [{B}, 49152], L={L}, n={n}, the prefix 400-3000 ids back"))
+    return cases
 
 
 COST_SMALL, COST_LARGE = "cost: V = 50, two rows of 80 ids", "cost: V = 5000, the same two rows"

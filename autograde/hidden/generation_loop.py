@@ -7,11 +7,12 @@ Expected values are the reference solutions' outputs (solutions/04_generation_lo
   as two letters, so two-token stop strings straddle a token boundary), a shifted step, max_new_tokens 0-9;
 - `attend_with_cache`: random shapes (batch 1-3, 1-12 query heads, groups 1-4, T 1-6, 0-20 cached
   positions, head_dim 4-32), float32 and float64, and large scores (x 30, where a missing 1/sqrt scale or a
-  missing max-subtraction shows);
+  missing max-subtraction shows); and real sizes (SmolLM2's 9/3 heads with hd 64, 100-300 cached positions, T up to
+  8, groups 5, 8 and 9) whose expected values a second implementation computes (`_attention_truth`);
 - `kv_cache_bytes`: other models and precisions (GPT-2 small, Mistral-7B-like, batch sizes, int8);
 - `weight_bytes`: other formats (fp16, int8 with a scale per row, 2/3/5/6-bit with groups of 16-256),
   seeded random sizes, and the promised errors on sizes that do not fit;
-- `fit_exponent`: seeded noisy power laws (multiplicative noise, 4-9 points, exponents 0-3);
+- `fit_exponent`: seeded noisy power laws (multiplicative noise, 4-40 points, exponents 0-3), a bend after 9 points;
 - `beam_search`: seeded random bigram tables (V = 6, two near-uniform rows) with widths 1-4, lengths 1-5,
   length penalties 0, 0.6, 1, 1.5.
 """
@@ -112,6 +113,45 @@ def _attention_cases() -> list[Case]:
     q, kn, vn, kc, vc = attention_inputs(120, 1, 4, 2, 3, 2, 4)
     cases.append(Case((torch.full_like(q, 1e5), torch.full_like(kn, -1e5), vn, torch.full_like(kc, -1e5), vc),
                       label="scores of -2e10 everywhere: masked entries must be -inf, not a large negative number"))
+    return cases + _attention_real_cases()
+
+
+def _attention_truth(q, k_new, v_new, k_cache, v_cache) -> tuple:
+    """(y, k_all, v_all) by a second implementation, not the reference: one query head at a time in float64, reading
+    KV head h // group, keys 0 .. past + i allowed for new query i, softmax written out; y in the inputs' dtype."""
+    k_all, v_all = torch.cat([k_cache, k_new], dim=2), torch.cat([v_cache, v_new], dim=2)
+    B, H, T, hd = q.shape
+    S, group = k_all.shape[2], H // k_all.shape[1]
+    allowed = torch.arange(S)[None, :] <= (S - T) + torch.arange(T)[:, None]          # (T, S)
+    y = torch.empty(B, H, T, hd, dtype=torch.float64)
+    for h in range(H):
+        k, v = k_all[:, h // group].double(), v_all[:, h // group].double()            # (B, S, hd)
+        s = (q[:, h].double() @ k.transpose(-1, -2) / hd ** 0.5).masked_fill(~allowed, float("-inf"))
+        w = torch.exp(s - s.amax(dim=-1, keepdim=True))
+        y[:, h] = (w / w.sum(dim=-1, keepdim=True)) @ v
+    return y.to(q.dtype), k_all.clone(), v_all.clone()
+
+
+# Red team 14: attention over only the last 24 cached positions, and heads tiled for groups above 4, kept full points
+# when every case had <= 20 cached positions and groups <= 4. Real sizes: SmolLM2's layout (9 query heads, 3 KV
+# heads, head_dim 64) with hundreds of cached positions, chunks of up to 8, a group of 9 (one KV head), groups of 8
+# and 5 over several KV heads (where tiling and expanding in a row differ). Expected values by construction
+# (_attention_truth), so nothing is stored: k_all alone would be 100-300 KB a case.
+REAL_ATTENTION = [  # (seed, B, nh, nkv, T, past, hd, dtype)
+    (130, 1, 9, 3, 1, 300, 64, torch.float32),     # SmolLM2 decode step, 300 cached
+    (131, 1, 9, 3, 8, 200, 64, torch.float32),     # SmolLM2 chunk of 8 after 200
+    (132, 2, 9, 1, 4, 120, 32, torch.float32),     # group 9 over one KV head
+    (133, 1, 16, 2, 3, 150, 16, torch.float32),    # group 8 over 2 KV heads
+    (134, 1, 15, 3, 2, 100, 8, torch.float64),     # group 5 over 3 KV heads, float64
+]
+
+
+def _attention_real_cases() -> list[Case]:
+    cases = []
+    for seed, B, nh, nkv, T, past, hd, dtype in REAL_ATTENTION:
+        args = attention_inputs(seed, B, nh, nkv, T, past, hd, dtype=dtype)
+        cases.append(Case(args, label=f"real size: B={B} heads={nh}/{nkv} (group {nh // nkv}) T={T} past={past} "
+                                        f"hd={hd} {str(dtype).removeprefix('torch.')}", expected=_attention_truth(*args)))
     return cases
 
 
@@ -163,6 +203,22 @@ def _fit_cases() -> list[Case]:
     # sizes close together: log(1001) - log(1000) = 1e-3 needs float64 (float32 keeps ~4 digits of it)
     ns = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0]
     cases.append(Case((ns, [1e-6 * n ** 2 for n in ns]), label="n = 1000..1004, time = 1e-6 n^2: exponent 2"))
+    return cases + _fit_real_cases()
+
+
+def _fit_real_cases() -> list[Case]:
+    """Red team 14: a slope over the first 9 points kept full points when no case had more. Longer noisy series
+    (timings of a sweep), and a cost that bends after its 9th point (linear, then quadratic: slope 247/170)."""
+    rng, cases = torch.Generator().manual_seed(6), []
+    for k in (12, 24, 40):
+        ns = torch.linspace(1, 3, k, dtype=torch.float64).exp().mul(100).round().tolist()
+        a = float(torch.rand((), generator=rng, dtype=torch.float64) * 3)
+        noise = torch.exp(torch.randn(k, generator=rng, dtype=torch.float64) * 0.2)
+        cases.append(Case((ns, (1e-5 * torch.tensor(ns, dtype=torch.float64) ** a * noise).tolist()),
+                          label=f"{k} points, exponent ~{a:.2f}, 20% noise"))
+    ns = [float(2 ** i) for i in range(16)]
+    cases.append(Case((ns, [n if i < 9 else n * n / 256 for i, n in enumerate(ns)]),
+                      label="16 points: time = n for the first 9, n^2 / 256 after"))
     return cases
 
 
