@@ -195,7 +195,6 @@ def quantize_model(model: nn.Module, ckpt: Checkpoint, weights: str) -> nn.Modul
             else:
                 low = Q8Linear(child.weight)
             setattr(module, child_name, low)
-    head = ckpt.blocks["embed_tokens.weight"]
-    model.lm_head = (Q4Linear.from_q8_0(head, device=device) if weights == "q4" else F16Linear(model.embed_tokens.weight)
-                     if weights == "fp16" else Q8Linear(model.embed_tokens.weight))
+    model.lm_head = (Q4Linear.from_q8_0(ckpt.blocks["embed_tokens.weight"], device=device) if weights == "q4"
+                     else F16Linear(model.embed_tokens.weight) if weights == "fp16" else Q8Linear(model.embed_tokens.weight))
     return model
