@@ -329,3 +329,32 @@ def test_an_input_written_in_place_and_restored_is_a_mutation():
         assert all(bool(o.mutated) == flagged for o in outs if o.error is None), fn.__name__
         if flagged:
             assert all("written and then restored" in m for o in outs for m in o.mutated)
+
+
+def test_a_no_draw_case_fails_a_function_that_moves_its_generator():
+    """Red team 14: at temperature 0 the text says no random number is drawn; a function that draws one anyway
+    (and throws it away) returns the right ids, but a caller sharing the generator gets other samples afterwards.
+    A case marked no_draw fails it, across the process boundary; the same function passes an unmarked case,
+    and a function that leaves the generator alone passes both."""
+    x = torch.tensor([[0.5, 2.0, -1.0]])
+
+    def draws(logits, generator):
+        torch.rand((), generator=generator)
+        return logits.argmax(-1)
+
+    def still(logits, generator):
+        return logits.argmax(-1)
+
+    for no_draw in (True, False):
+        chk = Check("g", "g", lambda: [Case((x, Generator(5)), label="t0", expected=torch.tensor([1]),
+                                            no_draw=no_draw)], exact())
+        cases = chk.cases()
+        for fn, fails in [(draws, no_draw), (still, False)]:
+            outs = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases)))]
+            assert outs[0].generator_moved is (fn is draws)
+            result = judge(chk, cases, outs, [c.expected for c in cases])
+            assert (not result.passed) is fails, (fn.__name__, no_draw, result)
+            if fails:
+                assert "drew from `generator`" in result.failures[0][1]
+    with pytest.raises(ValueError):
+        Outcome.from_json({"label": "t0", "error": None, "generator_moved": 1})

@@ -111,6 +111,7 @@ class Case:
     raises: str | None = None
     fresh: bool = False    # with repeat > 1: fresh copies of the inputs (and fresh generators) for every call
     count_steps: bool = False  # count the Python lines the call executes (Contract.cost compares two cases)
+    no_draw: bool = False  # the text says no random number is drawn here: the Generator(seed) arguments must not move
 
 
 @dataclass(frozen=True)
@@ -195,12 +196,13 @@ class Outcome:
     global_rng: bool = False                            # the call moved torch's global random state
     forbidden: list[str] = field(default_factory=list)  # forbidden routines that ran during the call (trace.Watch)
     steps: int = -1   # Python lines the call executed (Case.count_steps); -1 not counted, -2 the counter was removed
+    generator_moved: bool = False  # a Generator(seed) argument left the call in another state than its seed's
 
     def to_json(self) -> dict:
         """Encode for crossing a process boundary (never pickle)."""
         d = {"label": self.label, "error": self.error, "mutated": self.mutated, "seconds": self.seconds,
              "raised": self.raised, "aliased": self.aliased, "global_rng": self.global_rng,
-             "forbidden": self.forbidden, "steps": self.steps}
+             "forbidden": self.forbidden, "steps": self.steps, "generator_moved": self.generator_moved}
         if self.error is None:
             try:
                 d["value"] = encode(self.value)
@@ -220,17 +222,18 @@ class Outcome:
         global_rng = d.get("global_rng", False)
         forbidden = d.get("forbidden") or []
         steps = d.get("steps", -1)
+        generator_moved = d.get("generator_moved", False)
         if type(steps) is not int or steps < -2:
             raise ValueError("malformed outcome")
         if (not (err is None or isinstance(err, str)) or not all(isinstance(m, str) for m in mutated)
                 or not isinstance(raised, list) or not all(isinstance(r, str) for r in raised)
                 or not isinstance(aliased, list) or not all(isinstance(a, str) for a in aliased)
                 or not isinstance(forbidden, list) or not all(isinstance(f, str) for f in forbidden)
-                or type(global_rng) is not bool):
+                or type(global_rng) is not bool or type(generator_moved) is not bool):
             raise ValueError("malformed outcome")
         value = decode(d["value"]) if err is None and "value" in d else None
         return cls(d["label"], value, err, list(mutated), float(d.get("seconds", 0.0)), list(raised),
-                   list(aliased), global_rng, list(forbidden), steps)
+                   list(aliased), global_rng, list(forbidden), steps, generator_moved)
 
 
 @dataclass
@@ -964,6 +967,14 @@ def _write_counts(args: tuple, kwargs: dict) -> dict:
     return out
 
 
+def _generators_moved(fresh: dict) -> bool:
+    """Whether a Generator(seed) placeholder's resolved generator is no longer in its seed's state (it drew)."""
+    import torch
+
+    return any(type(p) is Generator and not torch.equal(g.get_state(), torch.Generator().manual_seed(p.seed).get_state())
+               for p, g in fresh.items())
+
+
 def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> Outcome:
     fresh: dict = {}
     pristine_args, pristine_kwargs = case.args, case.kwargs
@@ -971,6 +982,7 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
     t0 = time.perf_counter()
     mutated: list[str] = []
     written: set = set()  # arguments (position or keyword) whose tensors an in-place operation wrote to
+    generator_moved = False
     torch = _torch()
     has_generator = _has_generator(pristine_args) or _has_generator(pristine_kwargs)
     rng_before = torch.random.get_rng_state() if torch is not None and has_generator else None
@@ -992,6 +1004,7 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
                     with watch:
                         values.append(fn(*args, **kwargs))
             written |= {k for k, n in _write_counts(args, kwargs).items() if n != before.get(k)}
+            generator_moved = generator_moved or _generators_moved(fresh)
         if _oversized(values, MAX_RESULT_ITEMS):
             return Outcome(case.label, error=f"your function returned more than {MAX_RESULT_ITEMS:,} values, far more "
                            "than any case expects: not compared", seconds=time.perf_counter() - t0)
@@ -1016,7 +1029,7 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
     value = values[0] if case.repeat == 1 else values
     return Outcome(case.label, value=value, mutated=mutated, seconds=time.perf_counter() - t0, aliased=aliased,
                    global_rng=global_rng, forbidden=sorted(watch.seen) if watch is not None else [],
-                   steps=counter.steps)
+                   steps=counter.steps, generator_moved=generator_moved)
 
 
 class _StepCounter:
@@ -1069,7 +1082,8 @@ def encode_cases(cases: Sequence[Case], allow_mutation: bool = False, forbidden:
     the routines to watch for while it runs (``course_lib.checks.trace``)."""
     return json.dumps({"allow_mutation": allow_mutation, "forbidden": list(forbidden), "ops": list(ops),
                        "cases": [{"label": c.label, "args": encode(tuple(c.args)), "kwargs": encode(dict(c.kwargs)),
-                                  "repeat": c.repeat, "fresh": c.fresh, "count_steps": c.count_steps}
+                                  "repeat": c.repeat, "fresh": c.fresh, "count_steps": c.count_steps,
+                                  "no_draw": c.no_draw}
                                  for c in cases]}, allow_nan=False)
 
 
@@ -1077,7 +1091,8 @@ def run_encoded(fn: Callable, payload: str) -> str:
     """Run ``fn`` on the cases of an ``encode_cases`` payload; return the outcomes as JSON text."""
     p = json.loads(payload)
     cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]),
-                  fresh=bool(c.get("fresh", False)), count_steps=bool(c.get("count_steps", False)))
+                  fresh=bool(c.get("fresh", False)), count_steps=bool(c.get("count_steps", False)),
+                  no_draw=bool(c.get("no_draw", False)))
              for c in p["cases"]]
     watch = _watch(p.get("forbidden", ()), p.get("ops", ()))
     outs = [_call(fn, c, bool(p["allow_mutation"]), watch) if callable(fn) else Outcome(c.label, error="not a function")
@@ -1167,6 +1182,9 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
             msg = ("your function drew random numbers from torch's global generator; draw them from the "
                    "`generator` argument (torch.multinomial(..., generator=generator), torch.rand(..., "
                    "generator=generator)) so that the same seed gives the same samples")
+        if msg is None and case.no_draw and out.generator_moved:
+            msg = ("here the text says no random number is drawn, but your function drew from `generator` (its "
+                   "state moved): a caller who shares that generator would get other samples afterwards")
         returned = out.value if case.repeat > 1 and isinstance(out.value, list) else [out.value]
         odd = next((v for v in returned if not _is_number(v)), None) if contract.number else None
         if msg is None and contract.number and odd is not None:
