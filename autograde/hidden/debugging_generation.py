@@ -10,6 +10,9 @@ Inputs come from one seeded stream per exercise:
   float32, float16, bfloat16 and float64;
 - histories [B, L] with L from 0 to 40 and prompt_len from 0 to L; windows None, 0 or 1-L+3.
 No case depends on rounding at a threshold: the steps compare a logit with 0 (exact) and count integers.
+Plus cases at real size (V = 49152, histories of thousands of ids, long periods and windows; expected values from
+a second implementation here) and cost cases: the same rows under V = 50 and V = 5000, counted in Python lines
+run, where the text forbids a Python loop over the vocabulary (or over the history).
 """
 
 from __future__ import annotations
@@ -372,6 +375,17 @@ def _ngram_real_cases() -> list[Case]:
 
 
 COST_SMALL, COST_LARGE = "cost: V = 50, two rows of 80 ids", "cost: V = 5000, the same two rows"
+RP_SMALL, RP_LARGE = "cost: V = 50, two rows of 40 ids, penalty 1.3", "cost: V = 5000, the same rows, penalty 1.3"
+
+
+def _rp_cost() -> list[Case]:
+    """The text: "No Python loop over the vocabulary": the same rows (a loop over them is allowed) under a
+    vocabulary 100 times larger (red team 14 looped over the vocabulary, on CPU tensors)."""
+    g = torch.Generator().manual_seed(43)
+    rows = torch.randint(0, 50, (2, 40), generator=g)
+    small, large = torch.randn(2, 50, generator=g), torch.randn(2, 5000, generator=g)
+    return [Case((small, rows, 1.3), label=RP_SMALL, count_steps=True, compare=logits_match(rtol=1e-6)),
+            Case((large, rows, 1.3), label=RP_LARGE, count_steps=True, compare=logits_match(rtol=1e-6))]
 
 
 def _ngram_cost() -> list[Case]:
@@ -402,8 +416,8 @@ CHECKS = [
     Check("repetition_rate_hidden", "repetition_rate", lambda: _rate_cases() + _generated("repetition_rate_hidden"),
           number_close(), contract=Contract(number=True),
           hint="count n-grams already seen earlier in the same sequence, divided by the number of n-grams."),
-    Check("repetition_penalty_hidden", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
-          contract=Contract(meta=True),
+    Check("repetition_penalty_hidden", "repetition_penalty", lambda: _rp_cases() + _rp_cost(), logits_match(rtol=1e-6),
+          contract=Contract(meta=True, cost=(RP_SMALL, RP_LARGE, 2.0)),
           hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
     Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", lambda: _pf_cases() + _pf_cost(),
           logits_match(rtol=1e-6, atol=1e-5), contract=Contract(meta=True, cost=(PF_SMALL, PF_LARGE, 2.0)),
