@@ -28,6 +28,9 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     "sys.modules": (r"sys\.modules", "edits the module table"),
     "gradebook": (r"gradebook|\.db\b", "mentions the gradebook"),
     "solutions/ or source/": (r"solutions/|/source/|autograded/", "reads instructor or other students' files"),
+    # the cost checks count lines under a tracer: code that looks for one can run a loop only when unwatched
+    "tracing hooks": (r"\b(gettrace|getprofile|settrace|setprofile|tracemalloc)\b",
+                      "looks at or changes Python's tracing hooks, which the cost checks use"),
 }
 
 

@@ -24,6 +24,9 @@ ATTACKS = {
     "import os\nos.kill(os.getppid(), 9)": "os.kill()",
     "setattr(__import__('numpy'), 'allclose', lambda *a: True)": "setattr()",
     "import torch\nsetattr(torch, 'allclose', lambda *a: True)": "setattr()",
+    # red team 14: a vocabulary loop that runs only when no line counter watches
+    "import sys\nslow = sys.gettrace() is None and sys.getprofile() is None": "tracing hooks",
+    "from sys import settrace as st\nst(None)": "tracing hooks",
 }
 
 
