@@ -199,6 +199,12 @@ def _rp_cases() -> list[Case]:
     gl = _g(506)
     cases.append(Case((torch.randn(2, 300, generator=gl), torch.randperm(300, generator=gl)[:200].reshape(2, 100), 1.5),
                       compare=logits_match(rtol=1e-6), label="float32 [2, 300], 100 distinct ids per row, penalty 1.5"))
+    # red team 15: `if penalty == 1: return logits` hands back the caller's tensor (the text: a new tensor), and
+    # window=0 taken as "the whole history" passed when no random case drew window 0 over a non-empty history
+    x, h = torch.tensor([[1.0, -2.0, 3.0, 0.5], [0.0, 2.0, -1.0, 4.0]]), torch.tensor([[0, 1, 2, 1], [3, 3, 0, 2]])
+    cases += [Case((x, h, 1.0), compare=logits_match(rtol=1e-6), label="penalty 1.0: unchanged values, in a new tensor"),
+              Case((x, h, 2.0), {"window": 0}, compare=logits_match(rtol=1e-6),
+                   label="window=0: no id counted, unchanged values (not the whole history)")]
     return cases + _rp_real_cases() + raises_case("ValueError", torch.zeros(1, 3), torch.tensor([[1]]), -1.0,
                                label="penalty -1 must raise ValueError") + raises_case(
         "ValueError", torch.zeros(1, 3), torch.tensor([[1]]), 0.0, label="penalty 0 must raise ValueError")
@@ -276,6 +282,10 @@ def _pf_cases() -> list[Case]:
     cases.append(Case((torch.randn(1, 8, generator=gl), torch.tensor([[1] * 12 + [2] * 7 + [3] * 4 + [5]])),
                       {"presence": 0.5, "frequency": 0.25}, compare=logits_match(rtol=1e-6, atol=1e-5),
                       label="float32 [1, 8], counts 12, 7, 4, 1"))
+    # red team 15: returning the input itself when both penalties are 0 (the text: a new tensor)
+    cases.append(Case((torch.tensor([[1.0, -2.0, 3.0, 0.5]]), torch.tensor([[0, 1, 2, 2]])),
+                      {"presence": 0.0, "frequency": 0.0, "prompt_len": 1}, compare=logits_match(rtol=1e-6, atol=1e-5),
+                      label="presence 0 and frequency 0: unchanged values, in a new tensor"))
     return cases + _pf_real_cases()
 
 

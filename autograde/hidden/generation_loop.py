@@ -3,7 +3,7 @@
 Expected values are the reference solutions' outputs (solutions/04_generation_loop), stored by
 `python -m autograde release` in autograde/references/04_generation_loop.json. Inputs:
 - `generate_loop`: the seeded tiny transformer (`course_lib.checks.generation_loop.tiny_lm`) on batches of
-  1-4 prompts of lengths 1-12, with EOS ids, token stops and text stops (a toy tokenizer spelling each id
+  1-4 prompts of lengths 1-12, with EOS ids (0 among them), token stops and text stops (a toy tokenizer spelling each id
   as two letters, so two-token stop strings straddle a token boundary), a shifted step, max_new_tokens 0-9;
 - `attend_with_cache`: random shapes (batch 1-3, 1-12 query heads, groups 1-4, T 1-6, 0-20 cached
   positions, head_dim 4-32), float32 and float64, and large scores (x 30, where a missing 1/sqrt scale or a
@@ -11,10 +11,10 @@ Expected values are the reference solutions' outputs (solutions/04_generation_lo
   8, groups 5, 8 and 9) whose expected values a second implementation computes (`_attention_truth`);
 - `kv_cache_bytes`: other models and precisions (GPT-2 small, Mistral-7B-like, batch sizes, int8);
 - `weight_bytes`: other formats (fp16, int8 with a scale per row, 2/3/5/6-bit with groups of 16-256),
-  seeded random sizes, and the promised errors on sizes that do not fit;
+  seeded random sizes, and the promised errors on sizes that do not fit (with and without group_bytes);
 - `fit_exponent`: seeded noisy power laws (multiplicative noise, 4-40 points, exponents 0-3), a bend after 9 points;
 - `beam_search`: seeded random bigram tables (V = 6, two near-uniform rows) with widths 1-4, lengths 1-5,
-  length penalties 0, 0.6, 1, 1.5.
+  length penalties 0, 0.6, 1, 1.5; and an EOS id of 0.
 """
 
 from __future__ import annotations
@@ -94,6 +94,9 @@ def _gen_cases() -> list[Case]:
     # cost the text states: "stop the loop early when every row has finished" (the model counts its calls)
     cases.append(Case((Resource("nb04_next_id_lm_3calls"), [[3]], 10, g), dict(eos_id=6),
                       label="every row done after 3 tokens of 10 allowed: no 4th model call"))
+    # red team 15: `if eos_id and t == eos_id` never ends a row when the EOS id is 0 (a valid id; only None disables)
+    cases.append(Case((nxt, [[14], [9, 10]], 4, g), dict(eos_id=0),
+                      label="eos_id=0: row 0 generates 15 then 0 and ends (reason eos); row 1 runs to length"))
     return cases
 
 
@@ -185,6 +188,10 @@ def _weight_bytes_cases() -> list[Case]:
                     + raises_case("ValueError", 5, 3, label="5 x 3 bits = 15 bits")
                     + raises_case("ValueError", 64, -4, label="negative bits")
                     + raises_case("ValueError", 64, 4, 0, 2, label="group size 0")
+                    # red team 15: the group checks skipped when group_bytes is 0 (the text: whatever group_bytes is)
+                    + raises_case("ValueError", 64, 4, 0, 0, label="group size 0, group_bytes 0")
+                    + raises_case("ValueError", 64, 4, -8, 0, label="group size -8, group_bytes 0")
+                    + raises_case("ValueError", 100, 8, 64, 0, label="100 weights in groups of 64, group_bytes 0")
                     + [Case((4096, 4, 32), label="groups given, group_bytes left at its default 0"),
                        Case((64, 8, None, 2), label="group_bytes given without groups: no overhead"),
                        Case((16, 8, 1, 2), label="groups of 1: one scale per weight")])
@@ -231,6 +238,10 @@ def _beam_cases() -> list[Case]:
                           label=f"random table {i % 4}, width {b}, {n} tokens, length_penalty {alpha}, start {start}"))
     cases.append(Case((Resource("nb04_table_s11"), [5], 2, 4, 5), dict(length_penalty=1.0),
                       label="table s11, width 2: finished candidates keep their beam slots (no refill)"))
+    # red team 15: `if eos_id and toks[-1] == eos_id` never finishes a hypothesis when the EOS id is 0; here the
+    # best one is [4, 0] (avg log p -0.33; unfinished [4, 0, 1, 5] would score -0.49)
+    cases.append(Case((Resource("nb04_table_2"), [3], 2, 4, 0), dict(length_penalty=1.0),
+                      label="random table 2, width 2, 4 tokens, eos_id=0: the best hypothesis ends with EOS 0"))
     return cases
 
 

@@ -155,6 +155,9 @@ def generations(expected, got, case: Case) -> str | None:
                 msg += " (one extra token at the end: is the EOS token included, or max_new_tokens off by one?)"
             elif et[:len(toks)] == toks and len(toks) < len(et):
                 msg += " (you stopped too early: stop sequences match the NEW tokens only; max_new_tokens?)"
+            elif len(toks) > len(et) and toks[:len(et)] == et and e.get("finish_reason") == "eos":
+                msg += (f" (you did not stop at the EOS id {case.kwargs.get('eos_id')}: every id can be the EOS, "
+                        "the first one too)")
             elif len(toks) > len(et) and toks[:len(et)] == et:
                 msg += " (you did not stop: a stop string may be split across several tokens; decode all new tokens)"
             return msg
