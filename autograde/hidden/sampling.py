@@ -286,7 +286,30 @@ def _greedy_cases() -> list[Case]:
         kind, dtype = _kind_dtype(i)
         x = _rand_logits(g, _shape(g), dtype, kind)
         return Case((x,), label=_label(x, kind, "argmax"))
-    return _random_cases(101, 24, make) + _greedy_real_cases()
+    return _random_cases(101, 24, make) + _greedy_real_cases() + _greedy_near_tie_cases()
+
+
+def _ulps_above(x: float, n: int) -> float:
+    """The float32 value n steps (units in the last place) above x."""
+    v = torch.tensor(x, dtype=torch.float32)
+    for _ in range(n):
+        v = torch.nextafter(v, torch.tensor(math.inf))
+    return float(v)
+
+
+def _greedy_near_tie_cases() -> list[Case]:
+    """Red team 15: maxima a few float32 ulps apart (at ~10), the larger one not first. An argmax over rounded
+    probabilities (softmax, then float16) sees a tie there and answers the lower id; the text's argmax of the
+    logits does not."""
+    u1, u2, u3, u4 = (_ulps_above(10.0, n) for n in (1, 2, 3, 4))
+    x = torch.tensor([[10.0, u2, 0.0, -3.0], [-1.0, 9.5, 10.0, u3], [u1, 4.0, u4, 2.0]])
+    big = _dyadic(torch.randn(1, V_REAL, generator=_g(509)) * 2, 1.0).clamp(-10, 8)   # integers below 10
+    # below id 8192, so that red team 14's first-8192-ids answer stays caught by the real-size cases alone
+    # (autograde/tests/test_realsize_03.py); the 49 152-token softmax still rounds the three to one float16 value
+    big[0, 1000], big[0, 3500], big[0, 7000] = u1, 10.0, u3
+    return [Case((x,), label="float32 [3, 4]: the two largest logits 1 to 3 ulps apart near 10, the larger not first"),
+            Case((big,), label="float32 [1, 49152]: 10 + 1 ulp at id 1000, 10 at 3500, 10 + 3 ulps at 7000",
+                 expected=torch.tensor([7000]))]
 
 
 def _sample_cases() -> list[Case]:
@@ -377,6 +400,11 @@ def _top_p_cases() -> list[Case]:
     wide = _rand_logits(_g(106), (2, 256), torch.float32, "normal")
     cases.append(Case((_safe(wide, _top_p_margin, 0.9), 0.9), label="float32 [2, 256], p=0.9"))
     cases.append(Case((wide, 1.0), label="p=1 keeps all 256"))
+    # red team 15: p == 1 keeps every token, even those whose probability (1e-17 .. 2e-35) vanishes in the cumulative
+    # sum (a nucleus computed at p = 1 finds the mass before them already 1 and drops them)
+    tiny = torch.tensor([[-25.0, 12.0, -50.0, 3.0, 1.0], [0.5, -44.0, -18.0, 20.0, -60.0]])
+    cases.append(Case((tiny, 1.0), label="p=1 keeps all 5, even probabilities 1e-17 to 2e-35 (float32 [2, 5])"))
+    cases.append(Case((tiny[:1].double(), 1.0), label="p=1 keeps all 5, even probability 1e-27 (float64 [1, 5])"))
     cases.append(Case((wide, 0.0), {"min_tokens_to_keep": 2}, label="p=0 with min_tokens_to_keep=2"))
     cases.append(Case((_safe(wide.bfloat16(), _top_p_margin, 0.5), 0.5), label="bfloat16 [2, 256], p=0.5 (compute in float32)"))
     # blind class 10: a bfloat16 row whose cut moves when the sums are taken in bfloat16 (float32 and float64 agree;
@@ -444,6 +472,11 @@ def _temperature_cases() -> list[Case]:
     # blind class 10: at T = 0 a near-tie is not a tie (a tolerance of 1e-4 kept both)
     cases.append(Case((torch.tensor([1.0, 0.99995, 0.5]), 0), label="T=0 on [1, 0.99995, 0.5]: one token kept",
                       compare=filtered()))
+    # red team 15: any T > 0 divides, however small (a cut-off such as T < 1e-4 taken as greedy is wrong)
+    small = torch.tensor([[2.5, -1.25, 7.0, -math.inf, 0.3], [-4.0, 0.75, 0.75, 1.5, -0.125]])
+    for T in (1e-5, 1e-6):
+        cases.append(Case((small, T), label=f"float32 [2, 5], T={T:g}: logits / T (finite, up to 7e6)"))
+    cases.append(Case((small[1].double(), 1e-6), label="float64 [5], T=1e-06: logits / T", compare=filtered(rtol=1e-12)))
     cases += raises_case("ValueError", torch.zeros(3), -0.5, label="T=-0.5 must raise ValueError")
     return cases + _temperature_real_cases()
 
@@ -644,7 +677,11 @@ def _loop_defaults() -> list[Case]:
     b20, b21 = list(range(100, 120)), list(range(200, 221))
     return [Case(([1] + b20 * 3,), label="period 20 x 3 with the default max_period=20, min_repeats=3", compare=boolean),
             Case(([1] + b21 * 3,), label="period 21 x 3: longer than the default max_period=20", compare=boolean),
-            Case(([1] + b20 * 2,), label="period 20 x 2: fewer than the default min_repeats=3", compare=boolean)]
+            Case(([1] + b20 * 2,), label="period 20 x 2: fewer than the default min_repeats=3", compare=boolean),
+            # red team 15: one token is a block of length 1 repeated once (an early `len(ids) < 2` exit said no)
+            Case(([7],), {"min_repeats": 1}, label="[7], min_repeats=1: one block of one token", compare=boolean),
+            Case(([],), {"min_repeats": 1}, label="[], min_repeats=1: no block at all", compare=boolean),
+            Case(([7],), {"min_repeats": 2}, label="[7], min_repeats=2: too short", compare=boolean)]
 
 
 def _min_p_errors() -> list[Case]:
@@ -668,6 +705,12 @@ def _pipeline_defaults() -> list[Case]:
         + [Case((x,), {"repetition_penalty": 1.3}, label="a penalty but no previous_ids: the penalty step is skipped",
                 compare=filtered(rtol=1e-6)),
            Case((x,), {"top_p": 1.5}, label="top_p=1.5: top-p runs only when top_p < 1 (the table), so nothing is cut",
+                compare=filtered(rtol=1e-6)),
+           # red team 15: top_p=0 is < 1, so top-p runs and keeps min_tokens_to_keep=1 token per row (a test
+           # `0 < top_p < 1` skipped it). x's rows have distinct maxima.
+           Case((x,), {"top_p": 0.0}, label="top_p=0: top-p runs (0 < 1) and keeps one token per row",
+                compare=filtered(rtol=1e-6)),
+           Case((x,), {"temperature": 0.7, "top_p": 0}, label="temperature=0.7 and top_p=0: one token per row",
                 compare=filtered(rtol=1e-6))]
 
 

@@ -58,7 +58,9 @@ def _diagnose_row(exp: torch.Tensor, got: torch.Tensor, top_p: bool = False) -> 
         elif n_g < n_e and bool((gk & ~ek).sum() == 0) and bool((exp[ek] == exp[ek].max()).all()):
             msg += " (the kept tokens are tied: every one of them keeps its logit)"
         return msg
-    if n_g == n_e + 1 and bool((ek & ~gk).sum() == 0):
+    if n_e == ek.numel() and n_g < n_e:
+        msg += " (every token is kept here, even one whose probability is tiny)"
+    elif n_g == n_e + 1 and bool((ek & ~gk).sum() == 0):
         msg += " (one too many: is the token whose mass *before* it reaches p removed? is '>=' vs '>' right?)"
     elif n_g == n_e - 1 and bool((gk & ~ek).sum() == 0):
         msg += " (one too few: the token that crosses the threshold must be kept)"
