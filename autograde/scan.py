@@ -14,11 +14,13 @@ import re
 GUARDED_MODULES = {"np", "numpy", "torch", "builtins", "math", "sys", "os", "nbgrader", "course_lib", "autograde"}
 FORBIDDEN_IMPORTS = {"sqlite3": "opens databases (the gradebook is one)", "subprocess": "starts processes",
                      "ctypes": "calls C functions directly", "multiprocessing": "starts processes",
-                     "signal": "changes signal handling", "pty": "starts processes", "nbgrader": "imports the grader"}
+                     "signal": "changes signal handling", "pty": "starts processes", "nbgrader": "imports the grader",
+                     "gc": "walks the interpreter's objects (the checks' own among them)"}
 FORBIDDEN_CALLS = {"os._exit": "kills the kernel", "os.kill": "signals other processes", "os.fork": "forks",
                    "os.system": "runs shell commands", "os.popen": "runs shell commands", "os.execv": "replaces the process",
                    "os.execvp": "replaces the process", "os.setsid": "escapes the process group",
                    "get_ipython": "reaches into the kernel"}
+INTROSPECTION_MODULES = {"inspect", "gc", "types", "traceback", "F", "nn", "functional"}
 # settings a notebook may set (a blind class set these for reproducibility and was flagged for it)
 ALLOWED_ASSIGNMENTS = ("torch.backends.cudnn.", "torch.backends.cuda.matmul.", "torch.backends.mps.",
                        "np.random.seed", "numpy.random.seed")
@@ -28,6 +30,12 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     "sys.modules": (r"sys\.modules", "edits the module table"),
     "gradebook": (r"gradebook|\.db\b", "mentions the gradebook"),
     "solutions/ or source/": (r"solutions/|/source/|autograded/", "reads instructor or other students' files"),
+    # the checks keep what they observe (routines used, lines run) in objects on the caller's stack: code that
+    # walks frames can reach and empty them (blind red team 16 scrubbed the record of a forbidden softmax)
+    "frame introspection": (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|"
+                            r"get_referrers|get_referents|get_objects|exc_info|__traceback__|walk_stack|walk_tb|"
+                            r"extract_stack)\b|inspect\.(stack|trace)\b",
+                            "reaches the callers' frames, where the checks keep what they observed"),
     # the cost checks count lines under a tracer: code that looks for one can run a loop only when unwatched
     "tracing hooks": (r"\b(gettrace|getprofile|settrace|setprofile|tracemalloc)\b",
                       "looks at or changes Python's tracing hooks, which the cost checks use"),
@@ -80,6 +88,16 @@ def scan_source(source: str) -> list[str]:
                 flags.append(f"{name}(): may patch a module")
             elif name == "__import__" or name.endswith("import_module"):
                 flags.append(f"{name}(): imports a module by name")
+            elif (name in ("getattr", "attrgetter", "__getattribute__") and node.args
+                  and not isinstance(node.args[-1 if name == "attrgetter" else 1 if len(node.args) > 1 else 0],
+                                     ast.Constant)
+                  and (_dotted(node.args[0]).split(".")[0] in GUARDED_MODULES | INTROSPECTION_MODULES
+                       or isinstance(node.args[1 if name == "getattr" and len(node.args) > 1 else -1],
+                                     (ast.BinOp, ast.JoinedStr, ast.Call)))):
+                # getattr(torch.Tensor, "soft" + "max") or getattr(e, "__trace" + "back__") hides from this scan
+                # what a plain name would show; getattr(obj, name) with a variable name on one's own objects is
+                # ordinary code
+                flags.append(f"{name}() with a computed name: hides what it reaches")
     return flags
 
 

@@ -27,6 +27,17 @@ ATTACKS = {
     # red team 14: a vocabulary loop that runs only when no line counter watches
     "import sys\nslow = sys.gettrace() is None and sys.getprofile() is None": "tracing hooks",
     "from sys import settrace as st\nst(None)": "tracing hooks",
+    # blind red team 16: a forbidden softmax reached through a computed name, then the checks' record of the
+    # routines it used emptied by walking the callers' frames
+    "import torch\n_f = getattr(torch.Tensor, 'soft' + 'max')": "getattr() with a computed name",
+    "import inspect\nf = inspect.currentframe().f_back": "frame introspection",
+    "import sys\nf = sys._getframe(1)": "frame introspection",
+    "try:\n    1 / 0\nexcept Exception as e:\n    f = e.__traceback__": "frame introspection",
+    "import gc\nw = [o for o in gc.get_objects() if type(o).__name__ == 'Watch']": "import gc",
+    "import inspect\ncf = getattr(inspect, 'current' + 'frame')": "getattr() with a computed name",
+    "try:\n    1 / 0\nexcept Exception as e:\n    tb = getattr(e, '__trace' + 'back__')": "getattr() with a computed name",
+    "t = 'tb'\nf = getattr(tb, f'{t}_frame')": "getattr() with a computed name",
+    "from operator import attrgetter\nback = attrgetter('f_' + 'back')": "attrgetter() with a computed name",
 }
 
 
@@ -43,6 +54,21 @@ def test_honest_code_is_not_flagged():
     code = ("import torch\ntorch.backends.cudnn.deterministic = True\ntorch.backends.cudnn.benchmark = False\n"
             "class Cfg:\n    def __init__(self, **kw):\n        for k, v in kw.items():\n            setattr(self, k, v)\n")
     assert scan_source(code) == []
+    # getattr with a literal name, or on the student's own objects, is ordinary code
+    code = "import torch\nf = getattr(torch, 'softmax')\nclass A:\n    pass\nname = 'x'\ngetattr(A(), name, None)"
+    assert scan_source(code) == []
+
+
+def test_red_team_16s_watch_scrub_is_flagged():
+    """The whole answer cell of blind red team 16's attack (a forbidden softmax whose record it erased): flagged
+    twice, for the computed name and for the frame walk."""
+    code = ("import torch, inspect\n_f = getattr(torch.Tensor, 'soft' + 'max')\ndef softmax(logits):\n"
+            "    r = _f(logits, -1)\n    f = inspect.currentframe().f_back\n    while f:\n"
+            "        for v in list(f.f_locals.values()):\n            if type(v).__name__ == 'Watch':\n"
+            "                for a in vars(v).values():\n                    if isinstance(a, (set, list, dict)): a.clear()\n"
+            "        f = f.f_back\n    return r\n")
+    flags = scan_source(code)
+    assert any("computed name" in f for f in flags) and any("frame introspection" in f for f in flags), flags
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "solutions").glob("*/*.ipynb")) + sorted((REPO / "notebooks").glob("*/*.ipynb")),
