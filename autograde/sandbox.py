@@ -249,6 +249,14 @@ _SECCOMP_ARCH = {  # audit arch; fully refused numbers; madvise's number
                              "process_madvise": 440}, 233)}
 BLOCKED_SYSCALLS = tuple(_SECCOMP_ARCH["x86_64"][1])  # the same names on every architecture
 MADV_REFUSED = (20, 21)  # MADV_COLD, MADV_PAGEOUT
+# Blind red team 16 stopped the in-sandbox runner with SIGSTOP (same uid), which turned off the per-cell limits
+# until the notebook's wall limit. Signals whose default action stops a process (SIGSTOP, SIGTSTP, SIGTTIN,
+# SIGTTOU: 19-22 on both architectures) are refused with EPERM on every call that sends one; no course code
+# sends them. {name: (x86_64 number, aarch64 number, index of the signal argument)}
+_SIGNAL_CALLS = {"kill": (62, 129, 1), "tkill": (200, 130, 1), "tgkill": (234, 131, 2),
+                 "rt_sigqueueinfo": (129, 138, 1), "rt_tgsigqueueinfo": (297, 240, 2),
+                 "pidfd_send_signal": (424, 424, 1)}
+STOP_SIGNALS = (19, 20, 21, 22)
 
 
 def seccomp_program(machine: str | None = None) -> bytes | None:
@@ -261,18 +269,33 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     arch, numbers, madvise = _SECCOMP_ARCH[machine]
     LD_ABS, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
     ALLOW, DENY = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW; SECCOMP_RET_ERRNO | EPERM
-    ARG2 = 16 + 2 * 8  # seccomp_data.args[2], its low 32 bits (little-endian)
-    # (code, k, where a true test jumps, where a false one jumps): "deny", "allow" or None (the next instruction)
+
+    def arg(i: int) -> int:
+        return 16 + i * 8  # seccomp_data.args[i], its low 32 bits (little-endian)
+
+    column = 0 if machine == "x86_64" else 1
+    # (code, k, where a true test jumps, where a false one jumps): a label or None (the next instruction);
+    # ("label", name) entries mark where a label points
     body = [(LD_ABS, 4, None, None), (JEQ, arch, None, "deny"), (LD_ABS, 0, None, None)]
     if machine == "x86_64":
         body.append((JGE, 0x40000000, "deny", None))  # the x32 numbering
     body += [(JEQ, n, "deny", None) for n in numbers.values()]
-    body += [(JEQ, madvise, None, "allow"), (LD_ABS, ARG2, None, None)]
+    body += [(JEQ, nrs[column], f"signal{nrs[2]}", None) for nrs in _SIGNAL_CALLS.values()]
+    body += [(JEQ, madvise, None, "allow"), (LD_ABS, arg(2), None, None)]
     body += [(JEQ, advice, "deny", None) for advice in MADV_REFUSED]
-    body += [(RET, ALLOW, None, None), (RET, DENY, None, None)]
-    at = {"allow": len(body) - 2, "deny": len(body) - 1}
+    body.append((JGE, 0, "allow", "allow"))
+    for i in sorted({nrs[2] for nrs in _SIGNAL_CALLS.values()}):
+        body += [("label", f"signal{i}"), (LD_ABS, arg(i), None, None),
+                 (JGE, min(STOP_SIGNALS), None, "allow"), (JGE, max(STOP_SIGNALS) + 1, "allow", "deny")]
+    body += [("label", "allow"), (RET, ALLOW, None, None), ("label", "deny"), (RET, DENY, None, None)]
+    at, insns = {}, []
+    for entry in body:
+        if entry[0] == "label":
+            at[entry[1]] = len(insns)
+        else:
+            insns.append(entry)
     out = b""
-    for i, (code, k, jt, jf) in enumerate(body):
+    for i, (code, k, jt, jf) in enumerate(insns):
         out += struct.pack("<HBBI", code, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k)
     return out
 

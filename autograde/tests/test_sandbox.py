@@ -299,11 +299,11 @@ def test_the_kernel_key_store_is_closed_to_the_sandbox(mode, monkeypatch):
     assert run(mode, probe).stdout.split() == ["True", "True", "True"]
 
 
-def _run_filter(prog: bytes, arch: int, nr: int, arg2: int = 0) -> int:
+def _run_filter(prog: bytes, arch: int, nr: int, arg2: int = 0, arg1: int = 0) -> int:
     """Classic BPF, the few instructions the filter uses, run on one seccomp_data."""
     import struct
     insns = [struct.unpack("<HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
-    data = struct.pack("<iIQ6Q", nr, arch, 0, 0, 0, arg2, 0, 0, 0)
+    data = struct.pack("<iIQ6Q", nr, arch, 0, 0, arg1, arg2, 0, 0, 0)
     pc, acc = 0, 0
     while True:
         code, jt, jf, k = insns[pc]
@@ -331,9 +331,37 @@ def test_the_filter_refuses_exactly_its_calls_and_other_architectures_numbering(
         for ordinary in (0, 1, 3, 39, 57, 59, 60, 231):
             assert _run_filter(prog, arch, ordinary) == allow
         assert _run_filter(prog, 0x40000003, 1) == eperm  # i386's numbering
+        # signals that stop a process are refused on every call that sends one; every other signal passes
+        column = 0 if machine == "x86_64" else 1
+        for name, nrs in sandbox._SIGNAL_CALLS.items():
+            for sig in range(0, 65):
+                got = _run_filter(prog, arch, nrs[column], **({"arg1": sig} if nrs[2] == 1 else {"arg2": sig}))
+                assert got == (eperm if sig in (19, 20, 21, 22) else allow), (machine, name, sig)
     prog = sandbox.seccomp_program("x86_64")
     assert _run_filter(prog, 0xC000003E, 0x40000000 | 250) == eperm  # x32 keyctl
     assert sandbox.seccomp_program("s390x") is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_process_in_the_sandbox_can_be_stopped_by_a_signal(mode, monkeypatch):
+    """Blind red team 16 stopped the in-sandbox runner with SIGSTOP, which switched off the per-cell limits.
+    SIGTSTP (which stops by default) is refused; with a handler installed, the control shows it would have
+    been delivered, and SIGUSR1 still is."""
+    probe = """
+        import os, signal
+        got = []
+        signal.signal(signal.SIGTSTP, lambda *a: got.append("tstp"))
+        signal.signal(signal.SIGUSR1, lambda *a: got.append("usr1"))
+        try:
+            os.kill(os.getpid(), signal.SIGTSTP)
+        except PermissionError:
+            got.append("refused")
+        os.kill(os.getpid(), signal.SIGUSR1)
+        print(" ".join(got))
+    """
+    assert run(mode, probe).stdout.split() == ["refused", "usr1"]
+    monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
+    assert run(mode, probe).stdout.split() == ["tstp", "usr1"]
 
 
 @pytest.mark.parametrize("mode", MODES)
