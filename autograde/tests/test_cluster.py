@@ -1,10 +1,10 @@
 """Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a sequential run, workers killed.
 
 Cost, measured on the 2-core machine: a graded fixture student costs ~5 s (kernel, verification outside it,
-feedback), a hanging or crashing one ~10 s. 22 mixed submissions (correct, wrong, hanging, crashing,
-attacking, broken) graded sequentially (~135 s) and on 2 Dask worker processes, one of them killed
-mid-task (~110 s); a worker killed with no retries allowed ~20 s; refusals, the SLURM job script and the
-command line ~35 s.
+feedback), a hanging or crashing one ~10 s. 14 mixed submissions (correct, wrong, hanging, crashing,
+attacking, broken) graded sequentially and on 2 Dask worker processes, one of them killed mid-task: 160 s
+for both (22 submissions took 294 s; session 16 cut the class to keep the suite under 30 minutes); a worker
+killed with no retries allowed ~16 s; refusals, the SLURM job script and the command line ~20 s.
 """
 
 from __future__ import annotations
@@ -37,23 +37,23 @@ def _answers(double: str = "2 * x", square: str = "x * x", prefix: str = "") -> 
 
 # Attacks from the adversarial catalog, each before wrong answers (so an attacker's honest score is 0): one
 # that leaves a process behind, one that fools the checks inside the kernel, and three against the grader.
-ATTACKS = ["background_process", "patch_check_engine", "fork_bomb", "memory_fill", "kill_grader"]
+# three attacks that reach for the worker's process and files; test_adversarial grades the whole catalog
+ATTACKS = ["background_process", "patch_check_engine", "kill_grader"]
 
 
 def _class(course, folder: Path) -> dict[str, tuple[float, str]]:
-    """22 submissions: correct, wrong, hanging, crashing, attacking, broken.
+    """14 submissions: correct, wrong, hanging, crashing, attacking, broken (one or two of each kind: this test
+    is about distribution, test_grade and test_adversarial about every status and attack).
 
     Returns student -> (score, status) for those whose outcome the course fixes. An attacker's status depends
     on how grading resists it (test_adversarial's subject), so only its score is fixed: 0.
     """
     known = {}
-    for name, (d, s) in {"ok_mul": ("2 * x", "x * x"), "ok_add": ("x + x", "x ** 2"), "ok_rmul": ("x * 2", "x * x"),
-                         "ok_sum": ("sum([x, x])", "x * x")}.items():
+    for name, (d, s) in {"ok_mul": ("2 * x", "x * x"), "ok_sum": ("sum([x, x])", "x ** 2")}.items():
         submit(folder, name, student_notebook(course, _answers(d, s)))
         known[name] = (3, "needs_manual_grade")
     # wrong: 2 * float(x) fails the hidden array case; x ** 3 fails square
-    wrong = [("wrong_float", _answers("2 * float(x)"), 1), ("wrong_cube", _answers(square="x ** 3"), 2),
-             ("wrong_both", _answers("0", "0"), 0)]
+    wrong = [("wrong_float", _answers("2 * float(x)"), 1), ("wrong_both", _answers("0", "0"), 0)]
     for name, answers, score in wrong:
         submit(folder, name, student_notebook(course, answers))
         known[name] = (score, "needs_manual_grade")
@@ -62,11 +62,9 @@ def _class(course, folder: Path) -> dict[str, tuple[float, str]]:
     # hanging: stopped at the per-cell limit, the rest of the notebook graded
     loop = "def double(x):\n    while True:\n        pass\n"
     submit(folder, "hang_loop", student_notebook(course, {**_answers(), "double": loop}))
-    submit(folder, "hang_sleep", student_notebook(course, _answers(prefix="import time\ntime.sleep(600)\n")))
-    known.update({"hang_loop": (1, "timeout"), "hang_sleep": (1, "timeout")})
+    known.update({"hang_loop": (1, "timeout")})
     # crashing: the kernel dies (os._exit, a segmentation fault, SIGKILL); the cell is skipped, the rest graded
-    crashes = [("crash_exit", "import os\nos._exit(3)\n"), ("crash_segv", "import ctypes\nctypes.string_at(0)\n"),
-               ("crash_kill", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")]
+    crashes = [("crash_segv", "import ctypes\nctypes.string_at(0)\n")]
     for name, prefix in crashes:
         submit(folder, name, student_notebook(course, _answers(prefix=prefix)))
         known[name] = (1, "kernel_died")
@@ -159,7 +157,7 @@ def test_cluster_csv_is_byte_identical_to_the_sequential_run(graded):
                 for line in path.read_text().splitlines()]
     assert comparable(out / "grades.csv") == comparable(seq / "grades.csv")
     rows = {r["student"]: r for r in _rows(out / "grades.csv")}
-    assert len(rows) == 22
+    assert len(rows) == 14
     assert {s: (float(rows[s]["score"]), rows[s]["status"]) for s in graded["known"]} == \
         {s: (float(sc), st) for s, (sc, st) in graded["known"].items()}
     assert {s: float(rows[f"attack_{s}"]["score"]) for s in ATTACKS} == {s: 0.0 for s in ATTACKS}
