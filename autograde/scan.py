@@ -88,16 +88,15 @@ def scan_source(source: str) -> list[str]:
                 flags.append(f"{name}(): may patch a module")
             elif name == "__import__" or name.endswith("import_module"):
                 flags.append(f"{name}(): imports a module by name")
-            elif (name in ("getattr", "attrgetter", "__getattribute__") and node.args
-                  and not isinstance(node.args[-1 if name == "attrgetter" else 1 if len(node.args) > 1 else 0],
-                                     ast.Constant)
-                  and (_dotted(node.args[0]).split(".")[0] in GUARDED_MODULES | INTROSPECTION_MODULES
-                       or isinstance(node.args[1 if name == "getattr" and len(node.args) > 1 else -1],
-                                     (ast.BinOp, ast.JoinedStr, ast.Call)))):
+            elif name in ("getattr", "attrgetter", "__getattribute__") and node.args:
                 # getattr(torch.Tensor, "soft" + "max") or getattr(e, "__trace" + "back__") hides from this scan
                 # what a plain name would show; getattr(obj, name) with a variable name on one's own objects is
                 # ordinary code
-                flags.append(f"{name}() with a computed name: hides what it reaches")
+                looked_up = node.args[-1] if name == "attrgetter" else node.args[min(1, len(node.args) - 1)]
+                on_module = _dotted(node.args[0]).split(".")[0] in GUARDED_MODULES | INTROSPECTION_MODULES
+                if not isinstance(looked_up, ast.Constant) and (
+                        on_module or isinstance(looked_up, (ast.BinOp, ast.JoinedStr, ast.Call))):
+                    flags.append(f"{name}() with a computed name: hides what it reaches")
     return flags
 
 
