@@ -13,8 +13,10 @@ attackers; no submitted, course or checkout file changes content or mode, nor a 
 is left; no hidden check source, reference, solution or classmate's answer reaches any attacker's output;
 student markup stays inert in feedback pages; a thread that never ends costs no wall-clock limit.
 
-Needs root and bubblewrap; ~5 min on 2 cores (three gradings: honest students alone, the class as root, the
-class as the unprivileged user `nobody`).
+Needs root and bubblewrap; ~4 min on 2 cores (three gradings: honest students alone, the class as root, the
+class as the unprivileged user `nobody`). The unprivileged run leaves out the attacks that only play tricks on
+Python inside the kernel (USERNS_SAME): the checks outside the kernel that defeat them run the same code in both
+modes; everything that reaches for files, processes, limits or the feedback pages is graded in both.
 """
 
 from __future__ import annotations
@@ -43,7 +45,11 @@ from autograde.tests.fixture import make_course
 pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None or os.geteuid() != 0,
                                 reason=f"needs root and bubblewrap: {sandbox.unavailable()}")
 
-LIMITS = Limits(wall_s=150, memory_bytes=2 << 30)
+# a short cell limit: the fixture's cells run in milliseconds (no torch), and the attack that blocks on a pipe
+# (garbage_reports) waits out the cell's wall-clock backstop (5 x the limit): 64 s at the course default of 10
+LIMITS = Limits(wall_s=150, memory_bytes=2 << 30, cell_timeout=4)
+# in-kernel tricks whose defeat (verification outside the kernel) does not depend on the sandbox's mode
+USERNS_SAME = ["ast_transformer", "bool_raises", "eq_always_true", "huge_output", "patch_numpy"]
 HONEST = {
     "correct": {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n",
                 "a_why": "2x = x + x."},
@@ -132,13 +138,15 @@ def graded(tmp_path_factory):
     before_secret = (secret.read_bytes(), secret.stat().st_mode)
     grade(course, honest_only, out_honest, workers=2, limits=LIMITS, log=lambda *_: None)
     grade(course, whole_class, out_root, workers=2, limits=LIMITS, log=lambda *_: None)
+    userns_students = sorted({p.name for p in whole_class.iterdir()} - set(USERNS_SAME))
     # the same class, graded by `nobody` (the sandbox then uses user namespaces)
     script = (f"import sys; sys.path[:0] = [{str(REPO)!r}]\n"
               "from pathlib import Path\n"
               "from autograde.tests.conftest import fixture_course\n"
               "from autograde.grade import Limits, grade\n"
               f"grade(fixture_course(Path({str(root)!r})), Path({str(whole_class)!r}), Path({str(out_user)!r}),"
-              " workers=2, limits=Limits(wall_s=150, memory_bytes=2 << 30), log=lambda *_: None)\n")
+              f" workers=2, limits=Limits(**{LIMITS.__dict__!r}),"
+              f" students={userns_students!r}, log=lambda *_: None)\n")
     env = {"HOME": str(out_user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "TMPDIR": str(out_user)}
     from autograde.grade import _model_file
     if _model_file() is not None:  # the same file as the root run's, not a download into nobody's home
@@ -167,7 +175,8 @@ MODES = ["root", "userns"]
 @pytest.mark.parametrize("mode", MODES)
 def test_the_whole_class_is_graded_each_row_with_a_named_status(graded, mode):
     rows = graded["class"][mode]
-    assert set(rows) == set(HONEST) | set(graded["attacks"]) | set(MALFORMED)
+    left_out = set(USERNS_SAME) if mode == "userns" else set()
+    assert set(rows) == (set(HONEST) | set(graded["attacks"]) | set(MALFORMED)) - left_out
     assert all(r["status"] in STATUSES for r in rows.values())
     assert all(r["detail"] for s, r in rows.items() if r["status"] not in ("graded", "needs_manual_grade")), rows
 
@@ -183,6 +192,8 @@ def test_honest_students_get_exactly_what_they_get_without_the_attackers(graded,
 def test_no_attacker_scores_more_than_an_untouched_notebook(graded, mode):
     rows = graded["class"][mode]
     for name in [*graded["attacks"], *MALFORMED]:
+        if mode == "userns" and name in USERNS_SAME:
+            continue
         assert float(rows[name]["score"]) <= float(rows["untouched"]["score"]), rows[name]
 
 
@@ -241,6 +252,8 @@ def _outputs(out: Path, student: str) -> str:
 def test_no_secret_reaches_any_attackers_output(graded, mode):
     out = graded["runs"][mode]
     for name in graded["attacks"]:
+        if mode == "userns" and name in USERNS_SAME:
+            continue
         text = _outputs(out, name)
         leaked = [s for s in FORBIDDEN if s in text or json.dumps(s)[1:-1] in text]
         assert leaked == [], (name, leaked)
