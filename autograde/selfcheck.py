@@ -78,6 +78,7 @@ def exercise_checks(course: Course, assignment: str) -> tuple[list[str], dict[st
 
     problems: list[str] = []
     by_exercise: dict[str, tuple[Path, dict, list]] = {}   # exercise -> (notebook, namespace, its checks)
+    cost: dict[str, float] = {}  # check -> seconds the reference took on it
     for nb_path in course.source_notebooks(assignment):
         checks = _checks_of(course, nb_path)
         if not checks:
@@ -86,10 +87,16 @@ def exercise_checks(course: Course, assignment: str) -> tuple[list[str], dict[st
         with _grading_env(nb_path.parent, course.path_entries()):
             for kind, chk, expected in checks:
                 fn = ns.get(chk.exercise)
+                t0 = time.perf_counter()
                 r = evaluate(chk, fn, expected, raise_on_fail=False, quiet=True)
+                cost[chk.name] = time.perf_counter() - t0
                 if not r.passed:
                     problems.append(f"reference solution fails {kind} {chk.name!r}:\n{r.message}")
                 by_exercise.setdefault(chk.exercise, (nb_path, ns, []))[2].append((chk, expected))
+    for _, _, pairs in by_exercise.values():
+        # cheapest first: a wrong answer (bug zoo, mutant) is caught by any failing check, so the order changes
+        # no verdict, only how long the real-size cases take to reach one that is caught early
+        pairs.sort(key=lambda pair: cost[pair[0].name])
     return problems, by_exercise
 
 
