@@ -5,6 +5,8 @@ Nothing else in the harness reads what a student's code produced or what a stude
   regular files, and are read up to a cap (``read_submission``);
 - a sandbox speaks only through its standard output: one framed message (``frame``), or two where the grader
   holds back part of its input until the first is in (``run(then=...)``), read with a size cap and a deadline;
+  between them, small side records (``side_frame``: what the checks' watch saw, written the moment it saw it),
+  at most ``SIDE_COUNT`` of ``SIDE_BYTES`` each, parsed by ``watch_records``;
   on the deadline, an oversized message, or once the last message is in, the whole sandbox is killed (its pid
   namespace ends with it, threads included) (``run``);
 - JSON is parsed with a size cap, a depth cap and no NaN/Infinity, then checked against the exact shape the
@@ -23,7 +25,7 @@ import signal
 import stat
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,15 @@ def frame(payload: bytes) -> bytes:
     return b"%d\n" % len(payload) + payload
 
 
+SIDE_BYTES = 1024  # one side record
+SIDE_COUNT = 512   # side records per process
+
+
+def side_frame(payload: bytes) -> bytes:
+    """A side record: "w", the length in decimal, a newline, the bytes (read apart from the message)."""
+    return b"w%d\n" % len(payload) + payload
+
+
 @dataclass
 class Finished:
     """What came back from a sandboxed process."""
@@ -88,6 +99,7 @@ class Finished:
     over_limit: bool = False
     seconds: float = 0.0
     first: bytes | None = None  # with ``then``: the first message
+    side: list[bytes] = field(default_factory=list)  # side records, in the order they came
 
 
 def _kill(p: subprocess.Popen) -> None:
@@ -131,6 +143,7 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
     result = Finished(None, None, "")
     try:
         while True:
+            _side_records(out, result.side)
             message = _message(out, limit)
             if message is not None and then is not None:
                 result.first = message
@@ -186,6 +199,25 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
     result.stderr = err.decode(errors="replace")
     result.seconds = time.monotonic() - t0
     return result
+
+
+def _side_records(buf: bytearray, side: list[bytes]) -> None:
+    """Move every whole side record at the start of buf into side."""
+    while buf[:1] == b"w":
+        head, sep, _ = bytes(buf[1:24]).partition(b"\n")
+        if not sep:
+            if len(buf) >= 24:
+                raise Rejected("a side record of the sandbox's output does not start with a length")
+            return
+        if not head.isdigit() or int(head) > SIDE_BYTES:
+            raise Rejected("a side record of the sandbox's output has no valid length")
+        start = len(head) + 2
+        if len(buf) < start + int(head):
+            return
+        if len(side) >= SIDE_COUNT:
+            raise Rejected(f"the sandbox sent more than {SIDE_COUNT} side records")
+        side.append(bytes(buf[start:start + int(head)]))
+        del buf[:start + int(head)]
 
 
 def _message(buf: bytearray, limit: int) -> bytes | None:
@@ -287,6 +319,20 @@ def check_outcomes(message: bytes, names: set[str], *, limit: int) -> dict[str, 
     _expect(set(data) <= names, "the verification report names checks it was not given")
     _expect(all(isinstance(v, str) for v in data.values()), "a check's outcomes are not text")
     return dict(data)
+
+
+def watch_records(side: list[bytes], names: set[str]) -> dict[str, set[str]]:
+    """The verification child's side records: {check name: rules its watch saw broken} (course_lib.checks.trace).
+
+    Each record is {"check": name, "rule": text}, for a check the child was given; a rule is cut to 300
+    characters (it is shown to the student as what their function used)."""
+    seen: dict[str, set[str]] = {}
+    for record in side:
+        data = loads(record, limit=SIDE_BYTES)
+        _expect(isinstance(data, dict) and set(data) == {"check", "rule"}, "a side record has unexpected keys")
+        _expect(data["check"] in names, "a side record names a check it was not given")
+        seen.setdefault(data["check"], set()).add(_text(data["rule"], "a rule", 300)[:300])
+    return seen
 
 
 def decode_outcomes(text: str, n_cases: int, *, limit: int) -> list:

@@ -516,6 +516,8 @@ class Grader:
             if verdict.memory_limit:
                 record["conditions"].append(["memory_limit", f"the answers of {name}.ipynb, checked again, together "
                                              "reached the memory limit"])
+            for why in verdict.tampered:
+                record["conditions"].append(["flagged", f"{name}.ipynb: {why}"[:600]])
             _add_seconds(record, "verify", time.monotonic() - t_verify)
             for gid in tests:
                 ok = verdict.cells.get(gid) is True and verdict.error is None

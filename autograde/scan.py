@@ -36,6 +36,13 @@ TEXT_PATTERNS = {  # label -> (regex, why)
                             r"get_referrers|get_referents|get_objects|exc_info|__traceback__|walk_stack|walk_tb|"
                             r"extract_stack)\b|inspect\.(stack|trace)\b",
                             "reaches the callers' frames, where the checks keep what they observed"),
+    # the checks run in the answer's process: a notebook that reaches their modules can change what they observe
+    # (engine._watch rebound, Watch.saw replaced; the grader's verification also seals them, autograde.verify).
+    # The notebooks' own set-up cells import check, check_all and tiny_lm from course_lib.checks: not flagged
+    "the checks' own modules": (r"course_lib\.checks\.(engine|trace|rules)\b|\bimport\s+course_lib\.checks\b|"
+                                r"from\s+course_lib\.checks\s+import\s+[^\n]*\b(engine|trace|rules|Watch|_\w+)\b|"
+                                r"from\s+course_lib\s+import\s+[^\n]*\bchecks\b|\b(__globals__|__closure__|cell_contents)\b",
+                                "reaches into the checks' own code, which observes the answer in its process"),
     # the cost checks count lines under a tracer: code that looks for one can run a loop only when unwatched
     "tracing hooks": (r"\b(gettrace|getprofile|settrace|setprofile|tracemalloc)\b",
                       "looks at or changes Python's tracing hooks, which the cost checks use"),

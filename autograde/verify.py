@@ -25,6 +25,7 @@ import math
 import os
 import sys
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from autograde import boundary, sandbox
 from autograde.course import REPO, Course, check_calls, is_autograded_test, is_demo, read_notebook
 
 OUTCOME_LIMIT = 64 << 20  # bytes of outcomes JSON we are willing to read back
+TAMPERED = "*"  # the check name of a side record saying that the notebook changed the checks themselves
 WALL_FACTOR = 5  # a step's wall-clock backstop, in multiples of its CPU-time limit (as autograde.runner)
 
 
@@ -50,6 +52,7 @@ class Verdict:
     memory_limit: bool = False  # its processes together reached the memory limit
     twin_failures: dict[str, str] = field(default_factory=dict)  # visible check -> its twin's full message (the
                                                                  # instructor's details only: it shows hidden inputs)
+    tampered: list[str] = field(default_factory=list)  # the answers changed what the checks observe: for a flag
 
 
 _PAYLOADS: dict[tuple, tuple[dict, dict]] = {}
@@ -119,7 +122,10 @@ def _unreadable(result) -> bool:
                                 for case, msg in result.failures)
 
 
-def _judge(course: Course, name: str, kind: str, outcomes_json: str):
+def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: frozenset[str] = frozenset()):
+    """(the check's result, the streamed rules its outcomes left out). ``streamed``: the rules its watch sent
+    as it saw them broken (side records): they count whatever the outcomes say, since the answer shared the
+    process in which the outcomes were written."""
     from course_lib.checks.engine import CheckResult, judge
 
     secret = kind in ("hidden_check", "twin")
@@ -129,12 +135,15 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str):
     try:
         outcomes = boundary.decode_outcomes(outcomes_json, len(cases), limit=OUTCOME_LIMIT)
     except boundary.Rejected as e:
-        return CheckResult(name, len(cases), [("*", f"unreadable outcomes: {e}")])
+        return CheckResult(name, len(cases), [("*", f"unreadable outcomes: {e}")]), set()
+    missing = set(streamed) - {r for o in outcomes for r in o.forbidden}
+    for o in outcomes:
+        o.forbidden = sorted(set(o.forbidden) | streamed)
     expected = registry.expected_values(name, cases) if secret else [c.expected for c in cases]
     try:
-        return judge(chk, cases, outcomes, expected)
+        return judge(chk, cases, outcomes, expected), missing
     except Exception as e:  # noqa: BLE001 - a value built to break a comparator fails its own check only
-        return CheckResult(name, len(cases), [("*", f"could not compare the results: {type(e).__name__}: {e}"[:300])])
+        return CheckResult(name, len(cases), [("*", f"could not compare the results: {type(e).__name__}: {e}"[:300])]), missing
 
 
 MEMORISED_MIN_CASES = 3  # informative hidden cases needed before their results say anything about an answer
@@ -338,6 +347,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         results = boundary.check_outcomes(done.message, set(hidden) if then else set(visible), limit=OUTCOME_LIMIT)
         if then:
             results.update(boundary.check_outcomes(done.first, set(visible), limit=OUTCOME_LIMIT))
+        streamed = boundary.watch_records(done.side, set(payloads) | {TAMPERED})
     except boundary.Rejected as e:
         verdict.error = str(e)
         verdict.seconds = time.perf_counter() - t0
@@ -349,11 +359,19 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             passed[name] = False
             verdict.messages[name] = "no result for this check"
             continue
-        result = judged[name] = _judge(course, name, info["kind"], text)
-        broken = (rule_failures or {}).get(name, [])
+        result, missing = _judge(course, name, info["kind"], text, frozenset(streamed.get(name, ())))
+        judged[name] = result
+        if missing:
+            verdict.tampered.append(f"{name}: the record of what the answer ran was emptied from inside its process "
+                                    f"(sent out as it happened: {', '.join(sorted(missing))[:300]})")
+        broken = (rule_failures or {}).get(name, []) + [
+            f"{name}: your notebook changed the checks' own code or state ({why}): its results cannot be trusted"
+            for why in sorted(streamed.get(TAMPERED, ()))]
         passed[name] = result.passed and not broken
         if not passed[name]:
             verdict.messages[name] = "\n".join(([] if result.passed else [result.message]) + broken)
+    verdict.tampered += [f"the notebook changed the checks' own code or state: {why}"
+                         for why in sorted(streamed.get(TAMPERED, ()))]
     for name, message in memorised(payloads, judged, functools.partial(trivial_cases, course)).items():
         if passed[name]:
             passed[name], verdict.messages[name] = False, message
@@ -377,6 +395,71 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
 
 
 # ------------------------------------------------------------------------------------ the child (untrusted)
+def _function(value) -> types.FunctionType | None:
+    """The Python function a value stands for: itself, a method's or a functools wrapper's (lru_cache)."""
+    fn = getattr(value, "__func__", value)
+    fn = getattr(fn, "__wrapped__", fn)
+    return fn if isinstance(fn, types.FunctionType) else None
+
+
+def _fingerprint(value) -> tuple:
+    """Identity of a value and, for a function, of its code, defaults and closure (what a cell could swap)."""
+    fn = _function(value)
+    if fn is None:
+        return (id(value),)
+    cells = []
+    for c in fn.__closure__ or ():
+        try:
+            cells.append(id(c.cell_contents))
+        except ValueError:  # a cell not filled yet
+            cells.append(0)
+    return (id(value), id(fn.__code__), id(fn.__defaults__), id(fn.__kwdefaults__), tuple(cells))
+
+
+_LAZY_CLASS_ATTRS = {"__slotnames__"}  # what the standard library caches on a class (copyreg, for deepcopy)
+
+
+class _Seal:
+    """The checks as they were before any cell ran: the module-level names of every module under the given
+    prefixes (and of ``own``, this running module), each function's code, defaults and closure, each class's
+    attributes. ``broken()`` names what changed since: a cell that rebinds ``engine._watch``, ``Watch.saw`` or a
+    module in ``sys.modules`` changes what the checks observe in this process, which the answer shares."""
+
+    def __init__(self, prefixes: tuple[str, ...], own: types.ModuleType) -> None:
+        prefixes = tuple(p for p in prefixes if p)
+        self.modules = {n: m for n, m in list(sys.modules.items())
+                        if m is not None and n != "__main__" and n.split(".")[0] in {p.split(".")[0] for p in prefixes}
+                        and n.startswith(prefixes)}
+        self.own = own
+        self.state = self._state()
+        # the functions sealed, by identity: an audit hook asks whether a swapped __code__ was one of theirs
+        self.functions = {id(f) for m in [*self.modules.values(), own] for v in list(vars(m).values())
+                          for f in [_function(v), *[_function(w) for w in (list(vars(v).values())
+                                                                           if isinstance(v, type) else [])]]
+                          if f is not None}
+
+    def _state(self) -> dict[tuple[str, ...], tuple]:
+        out: dict[tuple[str, ...], tuple] = {}
+        for name, module in [*self.modules.items(), ("(this process's checker)", self.own)]:
+            if name in self.modules:
+                out[("sys.modules", name)] = (id(sys.modules.get(name)),)
+            for key, value in list(vars(module).items()):
+                out[(name, key)] = _fingerprint(value)
+                if isinstance(value, type) and value.__module__ == module.__name__:
+                    for attr, v in list(vars(value).items()):
+                        out[(name, key, attr)] = _fingerprint(v)
+        return out
+
+    def broken(self) -> list[str]:
+        """What changed: a name rebound or removed, or a class given a new attribute (a module's new names, such
+        as a submodule imported later, change nothing the checks look up)."""
+        now = self._state()
+        changed = sorted(".".join(k) for k in self.state.keys() | now.keys()
+                         if (k in self.state and now.get(k) != self.state[k])
+                         or (k not in self.state and len(k) == 3 and k[2] not in _LAZY_CLASS_ATTRS))
+        return [f"changed {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}"] if changed else []
+
+
 def _student_threads() -> str:
     """Names of live threads (other than this one) running code from outside the installed libraries: a
     notebook's own worker. Library threads (tqdm's monitor, a thread pool torch or IPython keeps) do not count."""
@@ -433,6 +516,20 @@ def _child() -> int:
     out_fd = os.dup(1)  # the framed result goes here; the student's code sees a /dev/null standard output
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
+    from json.encoder import encode_basestring_ascii as quote  # C code: nothing a cell rebinds reaches it
+    reported: set[tuple[str, str]] = set()
+
+    def side(check: str, rule: str) -> None:
+        """Send a broken rule out at once (boundary side record): what the parent has, no cell can take back."""
+        key = (check, rule[:150])
+        if key in reported or len(reported) >= 256:
+            return
+        reported.add(key)
+        payload = b'{"check": %s, "rule": %s}' % (quote(check).encode(), quote(key[1]).encode())
+        view = memoryview(b"w%d\n" % len(payload) + payload)
+        while view:
+            view = view[write(out_fd, view):]
+
     real_exit = os._exit
     nb = nbformat.reads(job["notebook"], as_version=4)
     from IPython.core.interactiveshell import InteractiveShell
@@ -444,6 +541,22 @@ def _child() -> int:
             engine.Registry(package).all()
         except Exception:  # a broken check module must not stop the other checks
             pass
+    from course_lib.checks import trace
+    trace._listen()  # its audit hook, in place before any cell (it is part of the seal below)
+    run_encoded = engine.run_encoded
+    sealed = tuple(p for p in ("course_lib.checks", "autograde",
+                               *os.environ.get("AUTOGRADE_CHECK_PACKAGES", "").split(",")) if p)
+    seal = _Seal(sealed, sys.modules[__name__])
+    broken_seal, seal_functions = seal.broken, seal.functions  # bound now: rebinding _Seal.broken reaches nothing
+
+    def on_audit(event: str, args: tuple) -> None:
+        # a checks' function's code swapped and back within one call leaves no trace for the seal: seen as it
+        # happens (libraries swap their own: asyncio's types.coroutine sets __code__ when IPython imports it)
+        if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+            if id(args[0]) in seal_functions:
+                side(TAMPERED, f"a function's code was replaced ({getattr(args[0], '__qualname__', '?')!s:.80})")
+
+    sys.addaudithook(on_audit)
     step = int(os.environ.get("AUTOGRADE_STEP_TIMEOUT", "120"))
     skip = {int(i) for i in os.environ.get("AUTOGRADE_SKIP_CELLS", "").split(",") if i}
 
@@ -485,6 +598,8 @@ def _child() -> int:
                 pass
         sink.seek(0)
         sink.truncate()
+    for why in broken_seal():
+        side(TAMPERED, why)
     hung: dict[str, str] = {}  # exercise -> the check whose call ran over the step limit
 
     def run_checks(payloads: dict) -> dict[str, str]:
@@ -507,7 +622,7 @@ def _child() -> int:
             return json.dumps([{"label": "*", "error": why, "mutated": []}])
         try:
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), limit_step():
-                return engine.run_encoded(fn, info["payload"])
+                return run_encoded(fn, info["payload"], lambda rule: side(name, rule))
         except BaseException as e:  # the student's error (a timeout, SystemExit) is the check's outcome
             if isinstance(e, StepTimeout):
                 hung[info["exercise"]] = name
@@ -515,6 +630,8 @@ def _child() -> int:
         finally:
             sink.seek(0)
             sink.truncate()
+            for why in broken_seal():
+                side(TAMPERED, why)
 
     send(run_checks(job["payloads"]))  # the visible checks
     if job.get("then"):

@@ -212,3 +212,45 @@ def test_run_never_raises_on_arbitrary_output(out):
     except boundary.Rejected:
         return
     assert done.message is None or len(done.message) <= 1000
+
+
+side_records = st.fixed_dictionaries({"check": st.sampled_from(["softmax", "entropy", "*", "other"]),
+                                      "rule": st.text(max_size=400)})
+
+
+@FUZZ
+@given(st.lists(st.one_of(side_records.map(lambda r: json.dumps(r).encode()), side_records.flatmap(_mutations),
+                          st.binary(max_size=80)), max_size=6))
+def test_watch_records_give_known_checks_and_short_rules_or_reject(records):
+    try:
+        seen = boundary.watch_records(records, {"softmax", "entropy", "*"})
+    except boundary.Rejected:
+        return
+    assert set(seen) <= {"softmax", "entropy", "*"}
+    assert all(isinstance(r, str) and len(r) <= 300 for rules in seen.values() for r in rules)
+    # every record was read: as many (check, rule) pairs as distinct well-formed records
+    assert sum(map(len, seen.values())) == len({(json.loads(r)["check"], json.loads(r)["rule"][:300]) for r in records})
+
+
+@FUZZ
+@given(st.lists(st.binary(max_size=60), max_size=5), st.binary(max_size=40))
+def test_side_records_are_split_off_the_message_whatever_they_hold(payloads, message):
+    """Side records before and between the message's bytes never change the message; malformed ones reject."""
+    buf = bytearray(b"".join(boundary.side_frame(p) for p in payloads) + boundary.frame(message))
+    side: list[bytes] = []
+    boundary._side_records(buf, side)
+    assert side == payloads and boundary._message(buf, 1000) == message
+
+
+def test_run_collects_side_records_and_refuses_a_flood_of_them():
+    code = ("import os\n"
+            "os.write(1, b'w3\\nabc')\n"
+            "os.write(1, b'5\\nhel')\n"  # side records only between whole messages: the child writes them so
+            "os.write(1, b'lo')\n")
+    done = boundary.run(_child(code), b"", limit=100, deadline_s=60)
+    assert done.side == [b"abc"] and done.message == b"hello"
+    flood = f"import os\nfor _ in range({boundary.SIDE_COUNT + 1}):\n    os.write(1, b'w1\\nx')\nos.write(1, b'2\\nok')"
+    with pytest.raises(boundary.Rejected, match="side records"):
+        boundary.run(_child(flood), b"", limit=100, deadline_s=60)
+    with pytest.raises(boundary.Rejected, match="side record"):
+        boundary.run(_child(f"import os\nos.write(1, b'w{boundary.SIDE_BYTES + 1}\\n')"), b"", limit=100, deadline_s=60)

@@ -1058,12 +1058,12 @@ class _StepCounter:
             sys.settrace(self._before)
 
 
-def _watch(forbidden: Sequence[str], ops: Sequence[str]) -> Any:
-    """A trace.Watch for a check's rules, or None when it has none."""
+def _watch(forbidden: Sequence[str], ops: Sequence[str], report: Callable[[str], None] | None = None) -> Any:
+    """A trace.Watch for a check's rules (telling ``report`` each broken one), or None when it has none."""
     if not forbidden and not ops:
         return None
     from course_lib.checks.trace import Watch
-    watch = Watch(forbidden, ops)
+    watch = Watch(forbidden, ops, report)
     return watch if watch.active else None
 
 
@@ -1087,14 +1087,16 @@ def encode_cases(cases: Sequence[Case], allow_mutation: bool = False, forbidden:
                                  for c in cases]}, allow_nan=False)
 
 
-def run_encoded(fn: Callable, payload: str) -> str:
-    """Run ``fn`` on the cases of an ``encode_cases`` payload; return the outcomes as JSON text."""
+def run_encoded(fn: Callable, payload: str, report: Callable[[str], None] | None = None) -> str:
+    """Run ``fn`` on the cases of an ``encode_cases`` payload; return the outcomes as JSON text.
+
+    ``report``: told each rule broken while ``fn`` runs, as it happens (``trace.Watch``)."""
     p = json.loads(payload)
     cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]),
                   fresh=bool(c.get("fresh", False)), count_steps=bool(c.get("count_steps", False)),
                   no_draw=bool(c.get("no_draw", False)))
              for c in p["cases"]]
-    watch = _watch(p.get("forbidden", ()), p.get("ops", ()))
+    watch = _watch(p.get("forbidden", ()), p.get("ops", ()), report)
     outs = [_call(fn, c, bool(p["allow_mutation"]), watch) if callable(fn) else Outcome(c.label, error="not a function")
             for c in cases]
     return json.dumps([o.to_json() for o in outs], allow_nan=False)

@@ -24,7 +24,7 @@ import importlib.util
 import os
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -106,7 +106,7 @@ _OWN = [0]  # > 0 while a watch switches its own hook
 def _audit(event: str, args: tuple) -> None:
     if _ACTIVE and not _OWN[0] and event in ("sys.setprofile", "sys.settrace"):
         for w in _ACTIVE:
-            w.seen.add(f"{OFF_RULE} ({event})")
+            w.saw(f"{OFF_RULE} ({event})")
 
 
 _AUDITING = [False]
@@ -157,11 +157,18 @@ def _spawners() -> list:
 
 
 class Watch:
-    """Context manager: ``seen`` holds the rules broken by what ran inside it (see the module docstring)."""
+    """Context manager: ``seen`` holds the rules broken by what ran inside it (see the module docstring).
 
-    def __init__(self, forbidden: Sequence[str] = (), ops: Sequence[str] = ()) -> None:
+    ``report``: told each rule the moment it is first broken. The grader's verification passes one that writes
+    the rule out of this process at once, so that emptying ``seen`` afterwards (the answer runs in this process
+    and can reach it) takes nothing back from the grader's record.
+    """
+
+    def __init__(self, forbidden: Sequence[str] = (), ops: Sequence[str] = (),
+                 report: Callable[[str], None] | None = None) -> None:
         self.ops = frozenset(ops)
         self.seen: set[str] = set()
+        self._report = report
         self.codes: dict[types.CodeType, str] = {}
         self.builtins: dict[int, str] = {}
         dirs: list[tuple[str, str]] = []
@@ -201,6 +208,12 @@ class Watch:
         self._mode: Any = None
         self._profile: Any = None
 
+    def saw(self, rule: str) -> None:
+        """Record a broken rule, and report it (every time: ``seen`` is the answer's to change)."""
+        self.seen.add(rule)
+        if self._report is not None:
+            self._report(rule)
+
     @property
     def active(self) -> bool:
         return bool(self.ops or self.codes or self.builtins or self.dirs)
@@ -226,7 +239,7 @@ class Watch:
                 if name.startswith(_NOT_STUDENT):
                     break
                 if not name.startswith(_LIBRARIES) and not (name[:1] == "<" and not name.startswith(_CELLS)):
-                    self.seen.add(f"{OFF_RULE} (torch's dispatch)")
+                    self.saw(f"{OFF_RULE} (torch's dispatch)")
                     break
                 f = f.f_back
         if event == "call" and frame.f_code in self.lever_codes:
@@ -234,11 +247,11 @@ class Watch:
             while caller is not None and caller.f_code.co_filename.startswith(_CONTEXTLIB):
                 caller = caller.f_back  # a context manager's __enter__: who used it
             if caller is not None and not caller.f_code.co_filename.startswith(_TORCH_DIRS):
-                self.seen.add(self.lever_codes[frame.f_code])
+                self.saw(self.lever_codes[frame.f_code])
             return
         if event == "c_call" and id(arg) in self.lever_builtins:
             if not frame.f_code.co_filename.startswith(_TORCH_DIRS):
-                self.seen.add(self.lever_builtins[id(arg)])
+                self.saw(self.lever_builtins[id(arg)])
             return
         if event == "call":
             code = frame.f_code
@@ -247,11 +260,11 @@ class Watch:
                 filename = code.co_filename
                 rule = next((pkg + ".*" for d, pkg in self.dirs if filename.startswith(d)), None)
             if rule is not None:
-                self.seen.add(rule)
+                self.saw(rule)
         elif event == "c_call" and self.builtins:
             rule = self.builtins.get(id(arg)) or self.builtins.get(id(getattr(arg, "__self__", None)))
             if rule is not None:
-                self.seen.add(rule)
+                self.saw(rule)
 
     def __enter__(self) -> "Watch":
         if self.codes or self.builtins or self.dirs:
@@ -269,7 +282,7 @@ class Watch:
                 def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                     name = func.overloadpacket.__name__
                     if name in watch.ops:
-                        watch.seen.add(f"torch's {name.lstrip('_')} kernel")
+                        watch.saw(f"torch's {name.lstrip('_')} kernel")
                     return func(*args, **(kwargs or {}))
 
             self._mode = _Ops()
@@ -282,12 +295,12 @@ class Watch:
             if self in _ACTIVE:
                 _ACTIVE.remove(self)
             if sys.getprofile() != self._on_call:
-                self.seen.add(f"{OFF_RULE} (sys.setprofile)")
+                self.saw(f"{OFF_RULE} (sys.setprofile)")
             _set_profile(self._profile)
         if self._mode is not None:
             from torch.utils._python_dispatch import _get_current_dispatch_mode
             if _get_current_dispatch_mode() is not self._mode:
-                self.seen.add("switching off the checks' watch (torch dispatch modes)")
+                self.saw("switching off the checks' watch (torch dispatch modes)")
             try:
                 self._mode.__exit__(*exc)
             except Exception:  # noqa: BLE001 - the answer popped the mode itself: nothing left to exit
