@@ -321,18 +321,27 @@ def check_outcomes(message: bytes, names: set[str], *, limit: int) -> dict[str, 
     return dict(data)
 
 
-def watch_records(side: list[bytes], names: set[str]) -> dict[str, set[str]]:
-    """The verification child's side records: {check name: rules its watch saw broken} (course_lib.checks.trace).
+def watch_records(side: list[bytes], names: set[str]) -> tuple[dict[str, set[str]], dict[str, dict[str, int]]]:
+    """The verification child's side records: ({check: rules its watch saw broken} (course_lib.checks.trace),
+    {check: {case label: lines its counted call had run}} (a lower bound, engine._StepCounter)).
 
-    Each record is {"check": name, "rule": text}, for a check the child was given; a rule is cut to 300
-    characters (it is shown to the student as what their function used)."""
+    A record is {"check": name, "rule": text} or {"check": name, "case": label, "steps": n}, for a check the child
+    was given; a rule is cut to 300 characters (it is shown to the student as what their function used)."""
     seen: dict[str, set[str]] = {}
+    steps: dict[str, dict[str, int]] = {}
     for record in side:
         data = loads(record, limit=SIDE_BYTES)
-        _expect(isinstance(data, dict) and set(data) == {"check", "rule"}, "a side record has unexpected keys")
+        _expect(isinstance(data, dict) and set(data) in ({"check", "rule"}, {"check", "case", "steps"}),
+                "a side record has unexpected keys")
         _expect(data["check"] in names, "a side record names a check it was not given")
-        seen.setdefault(data["check"], set()).add(_text(data["rule"], "a rule", 300)[:300])
-    return seen
+        if "rule" in data:
+            seen.setdefault(data["check"], set()).add(_text(data["rule"], "a rule", 300)[:300])
+            continue
+        _expect(type(data["steps"]) is int and 0 <= data["steps"] < 1 << 62, "a side record's steps are not a count")
+        label = _text(data["case"], "a case label", 300)[:300]
+        count = steps.setdefault(data["check"], {})
+        count[label] = max(count.get(label, 0), data["steps"])
+    return seen, steps
 
 
 def decode_outcomes(text: str, n_cases: int, *, limit: int) -> list:

@@ -122,10 +122,11 @@ def _unreadable(result) -> bool:
                                 for case, msg in result.failures)
 
 
-def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: frozenset[str] = frozenset()):
-    """(the check's result, the streamed rules its outcomes left out). ``streamed``: the rules its watch sent
-    as it saw them broken (side records): they count whatever the outcomes say, since the answer shared the
-    process in which the outcomes were written."""
+def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: frozenset[str] = frozenset(),
+           counted: dict[str, int] | None = None):
+    """(the check's result, what its outcomes left out of the side records). ``streamed``: the rules its watch
+    sent as it saw them broken; ``counted``: per case, lines its counted call had run when last told (a lower
+    bound). Both count whatever the outcomes say: the answer shared the process in which they were written."""
     from course_lib.checks.engine import CheckResult, judge
 
     secret = kind in ("hidden_check", "twin")
@@ -139,6 +140,10 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: f
     missing = set(streamed) - {r for o in outcomes for r in o.forbidden}
     for o in outcomes:
         o.forbidden = sorted(set(o.forbidden) | streamed)
+        floor = (counted or {}).get(o.label[:100])  # the child sends a label cut to 100 characters
+        if floor is not None and o.error is None and o.steps != -2 and o.steps < floor:
+            missing.add(f"{floor:,} Python lines counted in case {o.label!r}, {o.steps:,} reported")
+            o.steps = floor
     expected = registry.expected_values(name, cases) if secret else [c.expected for c in cases]
     try:
         return judge(chk, cases, outcomes, expected), missing
@@ -347,7 +352,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         results = boundary.check_outcomes(done.message, set(hidden) if then else set(visible), limit=OUTCOME_LIMIT)
         if then:
             results.update(boundary.check_outcomes(done.first, set(visible), limit=OUTCOME_LIMIT))
-        streamed = boundary.watch_records(done.side, set(payloads) | {TAMPERED})
+        streamed, counted = boundary.watch_records(done.side, set(payloads) | {TAMPERED})
     except boundary.Rejected as e:
         verdict.error = str(e)
         verdict.seconds = time.perf_counter() - t0
@@ -359,7 +364,8 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             passed[name] = False
             verdict.messages[name] = "no result for this check"
             continue
-        result, missing = _judge(course, name, info["kind"], text, frozenset(streamed.get(name, ())))
+        result, missing = _judge(course, name, info["kind"], text, frozenset(streamed.get(name, ())),
+                                 counted.get(name, {}))
         judged[name] = result
         if missing:
             verdict.tampered.append(f"{name}: the record of what the answer ran was emptied from inside its process "
@@ -519,16 +525,22 @@ def _child() -> int:
     from json.encoder import encode_basestring_ascii as quote  # C code: nothing a cell rebinds reaches it
     reported: set[tuple[str, str]] = set()
 
-    def side(check: str, rule: str) -> None:
-        """Send a broken rule out at once (boundary side record): what the parent has, no cell can take back."""
-        key = (check, rule[:150])
+    def send_side(key: tuple[str, str], payload: bytes) -> None:
+        """A side record out at once (boundary.side_frame): what the parent has, no cell can take back."""
         if key in reported or len(reported) >= 256:
             return
         reported.add(key)
-        payload = b'{"check": %s, "rule": %s}' % (quote(check).encode(), quote(key[1]).encode())
         view = memoryview(b"w%d\n" % len(payload) + payload)
         while view:
             view = view[write(out_fd, view):]
+
+    def side(check: str, rule: str) -> None:
+        send_side((check, rule[:150]), b'{"check": %s, "rule": %s}' % (quote(check).encode(),
+                                                                        quote(rule[:150]).encode()))
+
+    def side_steps(check: str, label: str, steps: int) -> None:
+        send_side((check, f"{label[:100]}\0{steps}"), b'{"check": %s, "case": %s, "steps": %d}'
+                  % (quote(check).encode(), quote(label[:100]).encode(), int(steps)))
 
     real_exit = os._exit
     nb = nbformat.reads(job["notebook"], as_version=4)
@@ -622,7 +634,8 @@ def _child() -> int:
             return json.dumps([{"label": "*", "error": why, "mutated": []}])
         try:
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), limit_step():
-                return run_encoded(fn, info["payload"], lambda rule: side(name, rule))
+                return run_encoded(fn, info["payload"], lambda rule: side(name, rule),
+                                   lambda label, steps: side_steps(name, label, steps))
         except BaseException as e:  # the student's error (a timeout, SystemExit) is the check's outcome
             if isinstance(e, StepTimeout):
                 hung[info["exercise"]] = name

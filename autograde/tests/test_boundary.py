@@ -216,6 +216,23 @@ def test_run_never_raises_on_arbitrary_output(out):
 
 side_records = st.fixed_dictionaries({"check": st.sampled_from(["softmax", "entropy", "*", "other"]),
                                       "rule": st.text(max_size=400)})
+step_records = st.fixed_dictionaries({"check": st.sampled_from(["softmax", "other"]), "case": st.text(max_size=40),
+                                      "steps": st.one_of(st.integers(-5, 2**64), st.floats(), st.text(max_size=3))})
+
+
+@FUZZ
+@given(st.lists(st.one_of(step_records.map(lambda r: json.dumps(r).encode()), step_records.flatmap(_mutations)),
+                max_size=6))
+def test_step_records_give_the_largest_count_per_case_or_reject(records):
+    try:
+        seen, counted = boundary.watch_records(records, {"softmax"})
+    except boundary.Rejected:
+        return
+    assert seen == {} and set(counted) <= {"softmax"}
+    good = [json.loads(r) for r in records]
+    for label, n in counted.get("softmax", {}).items():
+        assert n == max(g["steps"] for g in good if g["case"][:300] == label)
+        assert type(n) is int and 0 <= n < 1 << 62
 
 
 @FUZZ
@@ -223,10 +240,10 @@ side_records = st.fixed_dictionaries({"check": st.sampled_from(["softmax", "entr
                           st.binary(max_size=80)), max_size=6))
 def test_watch_records_give_known_checks_and_short_rules_or_reject(records):
     try:
-        seen = boundary.watch_records(records, {"softmax", "entropy", "*"})
+        seen, counted = boundary.watch_records(records, {"softmax", "entropy", "*"})
     except boundary.Rejected:
         return
-    assert set(seen) <= {"softmax", "entropy", "*"}
+    assert set(seen) <= {"softmax", "entropy", "*"} and counted == {}
     assert all(isinstance(r, str) and len(r) <= 300 for rules in seen.values() for r in rules)
     # every record was read: as many (check, rule) pairs as distinct well-formed records
     assert sum(map(len, seen.values())) == len({(json.loads(r)["check"], json.loads(r)["rule"][:300]) for r in records})

@@ -10,7 +10,9 @@ through a computed name, which the reading of the text cannot name):
   flagged as having emptied it;
 - the checks' modules are sealed before any cell runs (module names, functions' code, defaults and closures,
   class attributes): a cell that rebinds ``engine._watch`` fails every check and is flagged;
-- a function's code swapped and put back within one call is seen by an audit hook as it happens.
+- a function's code swapped and put back within one call is seen by an audit hook as it happens;
+- the line counter of the cost checks tells the grader as a call passes 2^10 lines and each doubling after, so
+  setting it back at the end of the call (05's n-gram ban, a loop over the vocabulary) changes nothing.
 
 What stays open, written in docs/threat-model.md: a class attribute swapped and put back within one call, or
 the watch's own attributes changed, needs the watch's objects or the checks' modules by name, which the static
@@ -45,8 +47,8 @@ SCRUB = ("def _scrub():\n"
          "        f = f.f_back\n")
 
 
-def _submission(answers: dict[str, str]) -> str:
-    nb = nbformat.read(str(REPO / "notebooks" / A / f"{A}.ipynb"), as_version=4)
+def _submission(answers: dict[str, str], assignment: str = A) -> str:
+    nb = nbformat.read(str(REPO / "notebooks" / assignment / f"{assignment}.ipynb"), as_version=4)
     for cell in nb.cells:
         gid = nbg(cell).get("grade_id")
         if gid in answers:
@@ -54,21 +56,21 @@ def _submission(answers: dict[str, str]) -> str:
     return nbformat.writes(nb)
 
 
-def _verify(answers: dict[str, str]):
+def _verify(answers: dict[str, str], assignment: str = A):
     from autograde.grade import _model_file, _Slot
     from autograde.verify import verify_notebook
 
     course = Course()
     slot = _Slot()
     try:
-        return verify_notebook(course, course.source_notebooks(A)[0], _submission(answers), slot=slot.n,
+        return verify_notebook(course, course.source_notebooks(assignment)[0], _submission(answers, assignment), slot=slot.n,
                                model_file=_model_file(), step_timeout=60)
     finally:
         slot.release()
 
 
-def _reference(name: str) -> str:
-    nb = nbformat.read(str(REPO / "solutions" / A / f"{A}.ipynb"), as_version=4)
+def _reference(name: str, assignment: str = A) -> str:
+    nb = nbformat.read(str(REPO / "solutions" / assignment / f"{assignment}.ipynb"), as_version=4)
     return next(c.source for c in nb.cells if nbg(c).get("grade_id") == name)
 
 
@@ -104,3 +106,20 @@ def test_a_cell_that_rebinds_the_checks_fails_every_check_and_an_honest_one_is_u
     assert honest.tampered == [] and honest.error is None, (honest.tampered, honest.error)
     assert honest.cells["test_softmax_visible"] and honest.cells["test_log_softmax_visible"], honest.messages
     assert json.dumps(honest.messages).count("changed the checks") == 0
+
+
+def test_a_line_count_set_back_inside_the_call_still_fails_the_cost_check():
+    reference = _reference("ban_repeated_ngrams", "05_debugging_generation")
+    looped = (reference + "\n_ban = ban_repeated_ngrams\n"
+              "def ban_repeated_ngrams(logits, ids, n):\n"
+              "    for _ in range(logits.shape[-1]):  # a loop over the vocabulary, which the text rules out\n"
+              "        pass\n"
+              "    out = _ban(logits, ids, n)\n"
+              "    import sys\n"
+              "    sys.gettrace().__self__.steps = 3  # the counter's own object, set back\n"
+              "    return out\n")
+    verdict = _verify({"ban_repeated_ngrams": looped}, "05_debugging_generation")
+    assert verdict.error is None, verdict.error
+    failed = [g for g, ok in verdict.cells.items() if not ok]
+    assert any("ban" in g for g in failed), verdict.cells
+    assert any("Python lines counted in case 'cost: V = 4096" in t for t in verdict.tampered), verdict.tampered

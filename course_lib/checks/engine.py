@@ -975,7 +975,8 @@ def _generators_moved(fresh: dict) -> bool:
                for p, g in fresh.items())
 
 
-def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> Outcome:
+def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
+          report_steps: Callable[[str, int], None] | None = None) -> Outcome:
     fresh: dict = {}
     pristine_args, pristine_kwargs = case.args, case.kwargs
     values = []
@@ -997,7 +998,9 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
             strict = (_same_device_mode_class()() if any(t.device.type == "meta" for t in _tensors([args, kwargs]))
                       else contextlib.nullcontext())
             before = _write_counts(args, kwargs)
-            with _StepCounter(case.count_steps) as counter, strict:
+            # the outcome keeps the last call's count: so does what is reported
+            told = report_steps if k == case.repeat - 1 else None
+            with _StepCounter(case.count_steps, told, case.label) as counter, strict:
                 if watch is None:
                     values.append(fn(*args, **kwargs))
                 else:
@@ -1032,17 +1035,26 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None) -> 
                    steps=counter.steps, generator_moved=generator_moved)
 
 
+STEPS_REPORTED_FROM = 1 << 10  # lines after which a counted call tells ``report_steps`` (then every doubling)
+
+
 class _StepCounter:
     """Counts the Python lines executed inside the block (``sys.settrace``): a measure of work that does not
     depend on the machine or its load. Lines run inside torch's C kernels are not lines: a vectorised pass
     over the vocabulary counts as one. A block that removes the counter reports -2."""
 
-    def __init__(self, on: bool):
+    def __init__(self, on: bool, report: Callable[[str, int], None] | None = None, label: str = ""):
         self.on, self.steps, self._before = on, -1, None
+        self._report, self._label, self._next = report, label, STEPS_REPORTED_FROM
 
     def _trace(self, frame, event, arg):
         if event == "line":
             self.steps += 1
+            if self.steps == self._next and self._report is not None:
+                # told as it is reached (1 << 10 lines, then every doubling): what an answer later does to
+                # ``steps`` changes nothing the grader already has
+                self._next <<= 1
+                self._report(self._label, self.steps)
         return self._trace
 
     def __enter__(self) -> "_StepCounter":
@@ -1087,17 +1099,19 @@ def encode_cases(cases: Sequence[Case], allow_mutation: bool = False, forbidden:
                                  for c in cases]}, allow_nan=False)
 
 
-def run_encoded(fn: Callable, payload: str, report: Callable[[str], None] | None = None) -> str:
+def run_encoded(fn: Callable, payload: str, report: Callable[[str], None] | None = None,
+                report_steps: Callable[[str, int], None] | None = None) -> str:
     """Run ``fn`` on the cases of an ``encode_cases`` payload; return the outcomes as JSON text.
 
-    ``report``: told each rule broken while ``fn`` runs, as it happens (``trace.Watch``)."""
+    ``report``: told each rule broken while ``fn`` runs, as it happens (``trace.Watch``); ``report_steps``: told
+    (case label, lines so far) as a counted call passes 2^10 lines and each doubling after (``_StepCounter``)."""
     p = json.loads(payload)
     cases = [Case(args=decode(c["args"]), kwargs=decode(c["kwargs"]), label=c["label"], repeat=int(c["repeat"]),
                   fresh=bool(c.get("fresh", False)), count_steps=bool(c.get("count_steps", False)),
                   no_draw=bool(c.get("no_draw", False)))
              for c in p["cases"]]
     watch = _watch(p.get("forbidden", ()), p.get("ops", ()), report)
-    outs = [_call(fn, c, bool(p["allow_mutation"]), watch) if callable(fn) else Outcome(c.label, error="not a function")
+    outs = [_call(fn, c, bool(p["allow_mutation"]), watch, report_steps) if callable(fn) else Outcome(c.label, error="not a function")
             for c in cases]
     return json.dumps([o.to_json() for o in outs], allow_nan=False)
 
