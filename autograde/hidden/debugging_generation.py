@@ -320,10 +320,22 @@ def _pf_cost() -> list[Case]:
     vocabulary 100 times larger and a history 100 times longer (blind class 7 looped over the history)."""
     g = torch.Generator().manual_seed(42)
     kw = {"presence": 0.5, "frequency": 0.25, "prompt_len": 3}
+    cap = torch.Generator().manual_seed(44)
+    short, long = torch.randint(0, 49152, (2, 8), generator=cap), torch.randint(0, 50, (2, 20000), generator=cap)
     return [Case((torch.randn(2, 50, generator=g), torch.randint(0, 50, (2, 8), generator=g)), kw, label=PF_SMALL,
                  count_steps=True, compare=logits_match(rtol=1e-6, atol=1e-5)),
             Case((torch.randn(2, 5000, generator=g), torch.randint(0, 5000, (2, 800), generator=g)), kw,
-                 label=PF_LARGE, count_steps=True, compare=logits_match(rtol=1e-6, atol=1e-5))]
+                 label=PF_LARGE, count_steps=True, compare=logits_match(rtol=1e-6, atol=1e-5)),
+            Case((torch.zeros(2, 49152), short), kw, label=PF_CAP_V, expected=_pf_by_bincount(short, 49152, kw),
+                 count_steps=True, compare=logits_match(rtol=1e-6, atol=1e-5)),
+            Case((torch.zeros(2, 50), long), kw, label=PF_CAP_L, expected=_pf_by_bincount(long, 50, kw),
+                 count_steps=True, compare=logits_match(rtol=1e-6, atol=1e-5))]
+
+
+def _pf_by_bincount(history: torch.Tensor, vocab: int, kw: dict) -> torch.Tensor:
+    """Zero logits penalised by counts of the generated ids (bincount, a second implementation)."""
+    counts = torch.stack([torch.bincount(r[kw["prompt_len"]:], minlength=vocab) for r in history]).float()
+    return -(counts * kw["frequency"]) - (counts > 0).float() * kw["presence"]
 
 
 # ------------------------------------------------------------------------------------------ exercise 4
@@ -386,6 +398,15 @@ def _ngram_real_cases() -> list[Case]:
 
 COST_SMALL, COST_LARGE = "cost: V = 50, two rows of 80 ids", "cost: V = 5000, the same two rows"
 RP_SMALL, RP_LARGE = "cost: V = 50, two rows of 40 ids, penalty 1.3", "cost: V = 5000, the same rows, penalty 1.3"
+# real size, capped in lines (Contract.cost_cap): a ratio between two cases can be met by padding both with busy
+# work (blind red team 17); a cap cannot. The answers run <= 335 lines on these cases; a loop over 49,152 tokens
+# (or 40,000 history ids) runs at least that many. Their expected values are built here (a few lines each), not
+# stored from the reference: rows of 49,152 values would add megabytes to the references
+COST_CAP, RP_CAP = "cost: V = 49152, a row of 80 ids", "cost: V = 49152, two rows of 40 ids"
+# presence/frequency: no loop over the vocabulary, nor over the history; one case for each size, so that an
+# honest one_hot(ids, V) (blind class 6) stays small in both
+PF_CAP_V, PF_CAP_L = "cost: V = 49152, two rows of 8 ids", "cost: V = 50, two rows of 20000 ids"
+CAP_LINES = 16384
 
 
 def _rp_cost() -> list[Case]:
@@ -394,8 +415,12 @@ def _rp_cost() -> list[Case]:
     g = torch.Generator().manual_seed(43)
     rows = torch.randint(0, 50, (2, 40), generator=g)
     small, large = torch.randn(2, 50, generator=g), torch.randn(2, 5000, generator=g)
+    real, divided = torch.ones(2, 49152), torch.ones(2, 49152)
+    for b in range(2):
+        divided[b, rows[b]] = torch.tensor(1.0) / 1.3  # every seen token's positive logit, divided once
     return [Case((small, rows, 1.3), label=RP_SMALL, count_steps=True, compare=logits_match(rtol=1e-6)),
-            Case((large, rows, 1.3), label=RP_LARGE, count_steps=True, compare=logits_match(rtol=1e-6))]
+            Case((large, rows, 1.3), label=RP_LARGE, count_steps=True, compare=logits_match(rtol=1e-6)),
+            Case((real, rows, 1.3), label=RP_CAP, expected=divided, count_steps=True, compare=logits_match(rtol=1e-6))]
 
 
 def _ngram_cost() -> list[Case]:
@@ -403,8 +428,12 @@ def _ngram_cost() -> list[Case]:
     g = torch.Generator().manual_seed(41)
     rows = torch.randint(0, 6, (2, 80), generator=g)
     small, large = torch.randn(2, 50, generator=g), torch.randn(2, 5000, generator=g)
+    row = torch.tensor([[1, 2, 3] * 26 + [1, 2]])  # 80 ids ending (1, 2), always followed by 3: only 3 is banned
+    real, banned_3 = torch.zeros(1, 49152), torch.zeros(1, 49152)
+    banned_3[0, 3] = float("-inf")
     return [Case((small, rows, 3), label=COST_SMALL, count_steps=True),
-            Case((large, rows, 3), label=COST_LARGE, count_steps=True)]
+            Case((large, rows, 3), label=COST_LARGE, count_steps=True),
+            Case((real, row, 3), label=COST_CAP, expected=banned_3, count_steps=True)]
 
 
 # Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
@@ -427,15 +456,17 @@ CHECKS = [
           number_close(), contract=Contract(number=True),
           hint="count n-grams already seen earlier in the same sequence, divided by the number of n-grams."),
     Check("repetition_penalty_hidden", "repetition_penalty", lambda: _rp_cases() + _rp_cost(), logits_match(rtol=1e-6),
-          contract=Contract(meta=True, cost=(RP_SMALL, RP_LARGE, 2.0)),
+          contract=Contract(meta=True, cost=(RP_SMALL, RP_LARGE, 2.0), cost_cap=((RP_CAP, CAP_LINES),)),
           hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
     Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", lambda: _pf_cases() + _pf_cost(),
-          logits_match(rtol=1e-6, atol=1e-5), contract=Contract(meta=True, cost=(PF_SMALL, PF_LARGE, 2.0)),
+          logits_match(rtol=1e-6, atol=1e-5),
+          contract=Contract(meta=True, cost=(PF_SMALL, PF_LARGE, 2.0),
+                            cost_cap=((PF_CAP_V, CAP_LINES), (PF_CAP_L, CAP_LINES))),
           hint="counts over the generated ids only, per row; bf16, -inf and negative penalties: half precision in float32 "
                "and return the input's dtype."),
     Check("ban_repeated_ngrams_hidden", "ban_repeated_ngrams",
           lambda: _ngram_cases() + _generated("ban_repeated_ngrams_hidden") + _ngram_cost(), logits_match(),
-          contract=Contract(cost=(COST_SMALL, COST_LARGE, 2.0)),
+          contract=Contract(cost=(COST_SMALL, COST_LARGE, 2.0), cost_cap=((COST_CAP, CAP_LINES),)),
           hint="ban every token that followed an earlier occurrence of the last n-1 ids, in that row."),
 ]
 

@@ -239,6 +239,43 @@ def test_a_cost_the_text_states_is_measured_in_lines_run_and_a_removed_counter_f
     assert sys.gettrace() is None or sys.gettrace().__name__ != "_trace"  # the counter never outlives a call
 
 
+def test_padding_meets_a_cost_ratio_but_not_a_cap_and_honest_work_stays_far_below_the_cap():
+    """Blind red team 17 padded a loop over the vocabulary with the same busy loop on every case: the ratio rule
+    passed it. ``Contract.cost_cap`` bounds one case's lines outright, which no added work can lower."""
+    from course_lib.checks.engine import Case, Check, Contract, allclose, evaluate
+
+    def cases():
+        return [Case((list(range(10)),), label="small", expected=1, count_steps=True),
+                Case((list(range(1000)),), label="large", expected=1, count_steps=True),
+                Case((list(range(49152)),), label="real", expected=1, count_steps=True)]
+
+    ratio_only = Check("first", "first", cases, allclose(), contract=Contract(cost=("small", "large", 2.0)))
+    capped = Check("first", "first", cases, allclose(), contract=Contract(cost=("small", "large", 2.0),
+                                                                          cost_cap=(("real", 16384),)))
+
+    def linear(xs):
+        for i, x in enumerate(xs):
+            if i == 1:
+                found = x
+        return found
+
+    def padded(xs):
+        for _ in range(200_000):
+            pass
+        return linear(xs)
+
+    def quadratic_in_a_short_history(xs):  # honest O(L^2) work over 100 items, not over the list's length
+        for i in range(100):
+            for j in range(i):
+                pass
+        return xs[1]
+
+    assert evaluate(ratio_only, padded, raise_on_fail=False, quiet=True).passed  # the hole red team 17 used
+    msg = evaluate(capped, padded, raise_on_fail=False, quiet=True).message
+    assert "more than 16,384" in msg and "'real'" in msg, msg
+    assert evaluate(capped, quadratic_in_a_short_history, raise_on_fail=False, quiet=True).passed
+
+
 def test_called_twice_allows_rounding_noise_but_not_a_different_answer():
     """A multi-threaded BLAS sums in another order from one call to the next: the 'twice' contract accepts
     float differences at rounding level (a blind honest student's fit lost its point on 2.000000000000001 vs

@@ -311,6 +311,7 @@ def _ngram_cases() -> list[Case]:
 
 
 COST_SMALL, COST_LARGE = "cost: V = 64, 60 ids", "cost: V = 4096, the same 60 ids"
+COST_CAP, COST_CAP_LINES = "cost: V = 49152, the same 60 ids", 16384
 
 
 def _ngram_cost_cases() -> list[Case]:
@@ -318,8 +319,10 @@ def _ngram_cost_cases() -> list[Case]:
     ids repeat (1, 2, 3), so the row ends with (2, 3), seen followed by 1: only 1 is banned, in both."""
     row = ids([1, 2, 3] * 20)
     small, large = torch.zeros(1, 64), torch.zeros(1, 4096)
+    real = torch.zeros(1, 49152)  # SmolLM2's vocabulary: a loop over it runs >= 49,152 lines, the answers <= 155
     return [Case((small, row, 3), label=COST_SMALL, expected=banned(small, [[1]]), count_steps=True),
-            Case((large, row, 3), label=COST_LARGE, expected=banned(large, [[1]]), count_steps=True)]
+            Case((large, row, 3), label=COST_LARGE, expected=banned(large, [[1]]), count_steps=True),
+            Case((real, row, 3), label=COST_CAP, expected=banned(real, [[1]]), count_steps=True)]
 
 
 # the notebook's opening: "Hugging Face's ready-made logits processors (`transformers`) are not [fine]"
@@ -339,7 +342,7 @@ CHECKS = [
           hint="print your [B, V] counts for a small batch next to a hand count of the generated tokens only; "
                "presence applies once per seen token, frequency once per occurrence (look up Tensor.scatter_add_)."),
     Check("ban_repeated_ngrams", "ban_repeated_ngrams", _ngram_cases, logits_match(),
-          contract=Contract(cost=(COST_SMALL, COST_LARGE, 2.0)),
+          contract=Contract(cost=(COST_SMALL, COST_LARGE, 2.0), cost_cap=((COST_CAP, COST_CAP_LINES),)),
           hint="for a short row and n = 2, list by hand each earlier place where the row's last n-1 ids occur and "
                "what follows it; only those are banned, per row (n = 1 bans every token the row contains)."),
 ]

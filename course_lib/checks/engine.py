@@ -136,6 +136,9 @@ class Contract:
     cost: tuple = ()             # (small case label, large case label, max ratio): the cost the text states, as
                                  # Python lines executed (deterministic, unlike time) on two inputs that differ
                                  # only in the size the cost must not grow with
+    cost_cap: tuple = ()         # ((case label, max lines), ...): absolute bounds on cases, far below what a loop
+                                 # over their size runs: added work (a busy loop) cannot hide a loop from them, as
+                                 # it can from the ratio above (blind red team 17 padded both cases alike)
 
 
 @dataclass(frozen=True)
@@ -1224,11 +1227,25 @@ COST_SLACK = 200  # lines any answer may spend on set-up whatever the size (a he
 
 
 def _cost_failures(contract: Contract, outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
-    """A failure when the work (Python lines) on the large case exceeds ``ratio`` x the small case's."""
+    """A failure when the work (Python lines) on the large case exceeds ``ratio`` x the small case's, or the
+    capped case's work its cap."""
+    by = {o.label: o for o in outcomes}
+    failures = []
+    for label, cap in contract.cost_cap:
+        o = by.get(label)
+        if o is not None and o.error is None and o.steps == -2:
+            failures.append((label, "your function removed the line counter the check uses to measure its work "
+                                    "(sys.settrace)"))
+        elif o is not None and o.error is None and o.steps > cap:
+            failures.append((label, f"your function ran {o.steps:,} Python lines here, more than {cap:,}: a loop over "
+                                    "a size the exercise says the work must not depend on runs more than that"))
+    return failures + _cost_ratio_failures(contract, by)
+
+
+def _cost_ratio_failures(contract: Contract, by: dict[str, Outcome]) -> list[tuple[str, str]]:
     if not contract.cost:
         return []
     small, large, ratio = contract.cost
-    by = {o.label: o for o in outcomes}
     a, b = by.get(small), by.get(large)
     if a is None or b is None or a.error is not None or b.error is not None:
         return []  # a case that failed already says so; the cost of an error says nothing
