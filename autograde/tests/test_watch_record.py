@@ -17,7 +17,7 @@ through a computed name, which the reading of the text cannot name):
 What stays open, written in docs/threat-model.md: a class attribute swapped and put back within one call, or
 the watch's own attributes changed, needs the watch's objects or the checks' modules by name, which the static
 scan flags (test_scan.py); no in-process observation is proof against code with the whole process at hand.
-Needs bubblewrap (the verification's sandbox); ~25 s.
+Needs bubblewrap (the verification's sandbox); ~40 s.
 """
 
 from __future__ import annotations
