@@ -43,6 +43,11 @@ TEXT_PATTERNS = {  # label -> (regex, why)
                                 r"from\s+course_lib\.checks\s+import\s+[^\n]*\b(engine|trace|rules|Watch|_\w+)\b|"
                                 r"from\s+course_lib\s+import\s+[^\n]*\bchecks\b|\b(__globals__|__closure__|cell_contents)\b",
                                 "reaches into the checks' own code, which observes the answer in its process"),
+    # functions rebuilt from another function's code (blind red team 18 copied a forbidden library function under
+    # a new name: code.replace(co_name=...) through dis.Bytecode(f).codeobj, then type(f)(code, globals))
+    "code objects": (r"\b(codeobj|co_code|co_consts|co_names|co_name|co_qualname|CodeType|FunctionType|__code__)\b|"
+                     r"\bimport\s+dis\b|\bfrom\s+dis\s+import\b|\bdis\.\w",
+                     "builds or copies functions from code objects, which hides what they are"),
     # the cost checks count lines under a tracer: code that looks for one can run a loop only when unwatched
     "tracing hooks": (r"\b(gettrace|getprofile|settrace|setprofile|tracemalloc)\b",
                       "looks at or changes Python's tracing hooks, which the cost checks use"),

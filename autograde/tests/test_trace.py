@@ -55,6 +55,10 @@ ROUTES = {
     "logaddexp reduce": lambda x, p: torch.exp(x - functools.reduce(torch.logaddexp, x.unbind(-1))[..., None]),
     "numpy logaddexp reduce": lambda x, p: torch.exp(x - torch.from_numpy(
         np.logaddexp.reduce(x.numpy(), axis=-1, keepdims=True))),
+    # blind red team 18: the sparse kernels, on a tensor made sparse with every entry stored
+    "sparse softmax": lambda x, p: getattr(torch.sparse, "soft" + "max")(x.to_sparse(), -1).to_dense(),
+    "sparse log_softmax": lambda x, p: getattr(torch.sparse, "log_soft" + "max")(x.to_sparse(), -1).to_dense().exp(),
+    "masked softmax": lambda x, p: getattr(torch, "_masked_soft" + "max")(x, torch.zeros_like(x, dtype=torch.bool)),
 }
 HONEST = {
     "written out": lambda x: (x - x.amax(-1, keepdim=True)).exp() / (x - x.amax(-1, keepdim=True)).exp().sum(-1, keepdim=True),

@@ -35,11 +35,16 @@ from typing import Any
 _SDPA = ("_safe_softmax", "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
          "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
          "_scaled_dot_product_efficient_attention", "_native_multi_head_attention")
-OPS_OF = {"softmax": ("_softmax", "_safe_softmax"), "Softmax": ("_softmax", "_safe_softmax"),
-          "log_softmax": ("_log_softmax",), "LogSoftmax": ("_log_softmax",), "logsumexp": ("logsumexp",),
+# every kernel that computes one, whatever the layout (blind red team 18 used torch.sparse.softmax on a tensor
+# made sparse with every entry stored: _sparse_softmax; masked, nested and quantized tensors have their own)
+_SOFTMAX = ("_softmax", "_safe_softmax", "softmax", "special_softmax", "_masked_softmax", "_sparse_softmax",
+            "_nested_tensor_softmax_with_shape")
+_LOG_SOFTMAX = ("_log_softmax", "log_softmax", "special_log_softmax", "_sparse_log_softmax")
+OPS_OF = {"softmax": _SOFTMAX, "Softmax": _SOFTMAX,
+          "log_softmax": _LOG_SOFTMAX, "LogSoftmax": _LOG_SOFTMAX, "logsumexp": ("logsumexp", "special_logsumexp"),
           "logcumsumexp": ("logcumsumexp",), "logaddexp": ("logaddexp",), "logaddexp2": ("logaddexp2",),
-          "softmin": ("_softmax",), "Softmin": ("_softmax",), "gumbel_softmax": ("_softmax",),
-          "cross_entropy": ("_log_softmax",), "CrossEntropyLoss": ("_log_softmax",),
+          "softmin": _SOFTMAX, "Softmin": _SOFTMAX, "gumbel_softmax": _SOFTMAX,
+          "cross_entropy": _LOG_SOFTMAX, "CrossEntropyLoss": _LOG_SOFTMAX,
           "Categorical": ("_softmax", "logsumexp"), "OneHotCategorical": ("_softmax", "logsumexp"),
           "Multinomial": ("_softmax", "logsumexp"), "RelaxedOneHotCategorical": ("_softmax", "logsumexp"),
           # MultiheadAttention's slow path is a plain softmax, as an honest attention is: its name is what the
