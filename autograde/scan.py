@@ -109,7 +109,26 @@ def scan_source(source: str) -> list[str]:
                 if not isinstance(looked_up, ast.Constant) and (
                         on_module or isinstance(looked_up, (ast.BinOp, ast.JoinedStr, ast.Call))):
                     flags.append(f"{name}() with a computed name: hides what it reaches")
+            if name.rsplit(".", 1)[-1] in C_LOOPS and any(_range_over_a_size(a) for a in node.args):
+                flags.append(f"{name}() over range(<a size>): a loop run by C code, which the cost checks cannot count")
     return flags
+
+
+# builtins that iterate in C: a loop over the vocabulary handed to them makes no Python line (blind red team 18:
+# map(set.__contains__, range(V)) kept a 05 cost exercise's points); a flag asks an instructor to look
+C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile"}
+
+
+def _range_over_a_size(node: ast.AST) -> bool:
+    """range(...) whose bound reads a tensor's size (x.shape[-1], x.size(-1), numel, len(x)) or a name V/vocab."""
+    if not (isinstance(node, ast.Call) and _dotted(node.func) == "range"):
+        return any(_range_over_a_size(a) for a in getattr(node, "args", []) if isinstance(node, ast.Call))
+    for sub in (n for a in node.args for n in ast.walk(a)):
+        if isinstance(sub, ast.Attribute) and sub.attr in ("shape", "size", "numel"):
+            return True
+        if isinstance(sub, ast.Name) and (sub.id == "V" or sub.id.lower().startswith("vocab")):
+            return True
+    return False
 
 
 def scan_notebook(nb) -> list[str]:

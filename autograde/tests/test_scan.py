@@ -75,3 +75,19 @@ def test_red_team_16s_watch_scrub_is_flagged():
                          ids=lambda p: p.name)
 def test_course_notebooks_raise_no_flags(path):
     assert scan_notebook(nbformat.read(str(path), as_version=4)) == []
+
+
+def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_are_not():
+    """A loop over the vocabulary run by C builtins makes no Python line (the cost checks cannot count it); the
+    scan asks for a look. Honest uses of the same builtins, over ids or a history, raise nothing."""
+    looped = ["table = [list(map(set(r).__contains__, range(V))) for r in hist.tolist()]",
+              "banned = list(compress(range(logits.shape[-1]), map(seen.__contains__, zip(range(V)))))",
+              "counts = list(map(c.__getitem__, range(logits.size(-1))))",
+              "m = list(map(f, range(vocab_size)))"]
+    for src in looped:
+        assert any("over range(<a size>)" in f for f in scan_source(src)), src
+    honest = ["pairs = list(zip(ids[:-1], ids[1:]))", "rows = list(map(len, seqs))",
+              "grams = set(zip(*[r[i:len(r) - n + 1 + i] for i in range(n)]))",
+              "for v in range(V):\n    pass", "xs = list(map(float, range(10)))"]
+    for src in honest:
+        assert scan_source(src) == [], src
