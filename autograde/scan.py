@@ -120,15 +120,11 @@ C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterf
 
 
 def _range_over_a_size(node: ast.AST) -> bool:
-    """range(...) whose bound reads a tensor's size (x.shape[-1], x.size(-1), numel, len(x)) or a name V/vocab."""
+    """range(...) with a bound computed at run time (a size: ``x.shape[-1]``, ``V``, ``n``), handed to the builtin
+    directly or through another call; a literal bound (``range(10)``) is not a size."""
     if not (isinstance(node, ast.Call) and _dotted(node.func) == "range"):
         return any(_range_over_a_size(a) for a in getattr(node, "args", []) if isinstance(node, ast.Call))
-    for sub in (n for a in node.args for n in ast.walk(a)):
-        if isinstance(sub, ast.Attribute) and sub.attr in ("shape", "size", "numel"):
-            return True
-        if isinstance(sub, ast.Name) and (sub.id == "V" or sub.id.lower().startswith("vocab")):
-            return True
-    return False
+    return any(not isinstance(a, ast.Constant) for a in node.args)
 
 
 def scan_notebook(nb) -> list[str]:

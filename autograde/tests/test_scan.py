@@ -83,7 +83,8 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
     looped = ["table = [list(map(set(r).__contains__, range(V))) for r in hist.tolist()]",
               "banned = list(compress(range(logits.shape[-1]), map(seen.__contains__, zip(range(V)))))",
               "counts = list(map(c.__getitem__, range(logits.size(-1))))",
-              "m = list(map(f, range(vocab_size)))"]
+              "m = list(map(f, range(vocab_size)))",
+              "n = logits.shape[-1]\nhit = list(filter(seen.__contains__, range(n)))"]
     for src in looped:
         assert any("over range(<a size>)" in f for f in scan_source(src)), src
     honest = ["pairs = list(zip(ids[:-1], ids[1:]))", "rows = list(map(len, seqs))",
