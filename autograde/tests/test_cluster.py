@@ -1,9 +1,9 @@
 """Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a sequential run, workers killed.
 
 Cost, measured on the 2-core machine: a graded fixture student costs ~5 s (kernel, verification outside it,
-feedback), a hanging or crashing one ~10 s. 14 mixed submissions (correct, wrong, hanging, crashing,
-attacking, broken) graded sequentially and on 2 Dask worker processes, one of them killed mid-task: 160 s
-for both (22 submissions took 294 s; session 16 cut the class to keep the suite under 30 minutes); a worker
+feedback), a hanging or crashing one ~10 s. 11 mixed submissions (correct, wrong, hanging, crashing,
+attacking, broken) graded sequentially and on 2 Dask worker processes, one of them killed mid-task (22
+submissions took 294 s, 14 took 160-170 s; cut to keep the suite under 30 minutes on the project's CI); a worker
 killed with no retries allowed ~16 s; refusals, the SLURM job script and the command line ~20 s.
 """
 
@@ -35,25 +35,25 @@ def _answers(double: str = "2 * x", square: str = "x * x", prefix: str = "") -> 
     return {"double": prefix + DOUBLE.format(double), "square": SQUARE.format(square), "a_why": WHY}
 
 
-# Attacks from the adversarial catalog, each before wrong answers (so an attacker's honest score is 0): one
-# that leaves a process behind, one that fools the checks inside the kernel, and three against the grader.
-# three attacks that reach for the worker's process and files; test_adversarial grades the whole catalog
-ATTACKS = ["background_process", "patch_check_engine", "kill_grader"]
+# Attacks from the adversarial catalog, each before wrong answers (so an attacker's honest score is 0): the two
+# that reach for the worker's processes (one leaves a process behind, one signals every process it sees), which
+# is what a distributed run adds; test_adversarial grades the whole catalog
+ATTACKS = ["background_process", "kill_grader"]
 
 
 def _class(course, folder: Path) -> dict[str, tuple[float, str]]:
-    """14 submissions: correct, wrong, hanging, crashing, attacking, broken (one or two of each kind: this test
+    """11 submissions: correct, wrong, hanging, crashing, attacking, broken (one or two of each kind: this test
     is about distribution, test_grade and test_adversarial about every status and attack).
 
     Returns student -> (score, status) for those whose outcome the course fixes. An attacker's status depends
     on how grading resists it (test_adversarial's subject), so only its score is fixed: 0.
     """
     known = {}
-    for name, (d, s) in {"ok_mul": ("2 * x", "x * x"), "ok_sum": ("sum([x, x])", "x ** 2")}.items():
+    for name, (d, s) in {"ok_mul": ("2 * x", "x * x")}.items():
         submit(folder, name, student_notebook(course, _answers(d, s)))
         known[name] = (3, "needs_manual_grade")
     # wrong: 2 * float(x) fails the hidden array case; x ** 3 fails square
-    wrong = [("wrong_float", _answers("2 * float(x)"), 1), ("wrong_both", _answers("0", "0"), 0)]
+    wrong = [("wrong_float", _answers("2 * float(x)"), 1)]
     for name, answers, score in wrong:
         submit(folder, name, student_notebook(course, answers))
         known[name] = (score, "needs_manual_grade")
@@ -157,11 +157,10 @@ def test_cluster_csv_is_byte_identical_to_the_sequential_run(graded):
                 for line in path.read_text().splitlines()]
     assert comparable(out / "grades.csv") == comparable(seq / "grades.csv")
     rows = {r["student"]: r for r in _rows(out / "grades.csv")}
-    assert len(rows) == 14
+    assert len(rows) == 11
     assert {s: (float(rows[s]["score"]), rows[s]["status"]) for s in graded["known"]} == \
         {s: (float(sc), st) for s, (sc, st) in graded["known"].items()}
     assert {s: float(rows[f"attack_{s}"]["score"]) for s in ATTACKS} == {s: 0.0 for s in ATTACKS}
-    assert rows["attack_patch_check_engine"]["status"] == "flagged"  # it passed inside the kernel only
     # the gradebook for formgrader was merged from the cluster's results too
     assert (out / "gradebook.db").exists() and not list(out.glob(".cluster-*")) and not (out / ".work").exists()
 
