@@ -41,7 +41,8 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     # The notebooks' own set-up cells import check, check_all and tiny_lm from course_lib.checks: not flagged
     "the checks' own modules": (r"course_lib\.checks\.(engine|trace|rules)\b|\bimport\s+course_lib\.checks\b|"
                                 r"from\s+course_lib\.checks\s+import\s+[^\n]*\b(engine|trace|rules|Watch|_\w+)\b|"
-                                r"from\s+course_lib\s+import\s+[^\n]*\bchecks\b|\b(__globals__|__closure__|cell_contents)\b",
+                                r"from\s+course_lib\s+import\s+[^\n]*\bchecks\b|"
+                                r"\b(__globals__|__closure__|cell_contents)\b",
                                 "reaches into the checks' own code, which observes the answer in its process"),
     # functions rebuilt from another function's code (blind red team 18 copied a forbidden library function under
     # a new name: code.replace(co_name=...) through dis.Bytecode(f).codeobj, then type(f)(code, globals))
@@ -122,9 +123,11 @@ C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterf
 def _range_over_a_size(node: ast.AST) -> bool:
     """range(...) with a bound computed at run time (a size: ``x.shape[-1]``, ``V``, ``n``), handed to the builtin
     directly or through another call; a literal bound (``range(10)``) is not a size."""
-    if not (isinstance(node, ast.Call) and _dotted(node.func) == "range"):
-        return any(_range_over_a_size(a) for a in getattr(node, "args", []) if isinstance(node, ast.Call))
-    return any(not isinstance(a, ast.Constant) for a in node.args)
+    if not isinstance(node, ast.Call):
+        return False
+    if _dotted(node.func) == "range":
+        return any(not isinstance(a, ast.Constant) for a in node.args)
+    return any(_range_over_a_size(a) for a in node.args)
 
 
 def scan_notebook(nb) -> list[str]:

@@ -148,7 +148,8 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: f
     try:
         return judge(chk, cases, outcomes, expected), missing
     except Exception as e:  # noqa: BLE001 - a value built to break a comparator fails its own check only
-        return CheckResult(name, len(cases), [("*", f"could not compare the results: {type(e).__name__}: {e}"[:300])]), missing
+        why = f"could not compare the results: {type(e).__name__}: {e}"[:300]
+        return CheckResult(name, len(cases), [("*", why)]), missing
 
 
 MEMORISED_MIN_CASES = 3  # informative hidden cases needed before their results say anything about an answer
@@ -432,28 +433,26 @@ class _Seal:
     module in ``sys.modules`` changes what the checks observe in this process, which the answer shares."""
 
     def __init__(self, prefixes: tuple[str, ...], own: types.ModuleType) -> None:
-        prefixes = tuple(p for p in prefixes if p)
-        self.modules = {n: m for n, m in list(sys.modules.items())
-                        if m is not None and n != "__main__" and n.split(".")[0] in {p.split(".")[0] for p in prefixes}
-                        and n.startswith(prefixes)}
+        self.modules = {n: m for n, m in list(sys.modules.items()) if m is not None and n != "__main__"
+                        and any(n == p or n.startswith(p + ".") for p in prefixes)}
         self.own = own
         self.state = self._state()
         # the functions sealed, by identity: an audit hook asks whether a swapped __code__ was one of theirs
-        self.functions = {id(f) for m in [*self.modules.values(), own] for v in list(vars(m).values())
-                          for f in [_function(v), *[_function(w) for w in (list(vars(v).values())
-                                                                           if isinstance(v, type) else [])]]
-                          if f is not None}
+        self.functions = {id(f) for _, v in self._entries(any_class=True) if (f := _function(v)) is not None}
+
+    def _entries(self, any_class: bool = False):
+        """(key, value) of every sealed name: each module-level name, and the attributes of the classes there (the
+        modules' own classes; with ``any_class``, every class they name)."""
+        for name, module in [*self.modules.items(), ("(this process's checker)", self.own)]:
+            for key, value in list(vars(module).items()):
+                yield (name, key), value
+                if isinstance(value, type) and (any_class or value.__module__ == module.__name__):
+                    for attr, v in list(vars(value).items()):
+                        yield (name, key, attr), v
 
     def _state(self) -> dict[tuple[str, ...], tuple]:
-        out: dict[tuple[str, ...], tuple] = {}
-        for name, module in [*self.modules.items(), ("(this process's checker)", self.own)]:
-            if name in self.modules:
-                out[("sys.modules", name)] = (id(sys.modules.get(name)),)
-            for key, value in list(vars(module).items()):
-                out[(name, key)] = _fingerprint(value)
-                if isinstance(value, type) and value.__module__ == module.__name__:
-                    for attr, v in list(vars(value).items()):
-                        out[(name, key, attr)] = _fingerprint(v)
+        out: dict[tuple[str, ...], tuple] = {("sys.modules", n): (id(sys.modules.get(n)),) for n in self.modules}
+        out.update((key, _fingerprint(value)) for key, value in self._entries())
         return out
 
     def broken(self) -> list[str]:
@@ -525,12 +524,14 @@ def _child() -> int:
     from json.encoder import encode_basestring_ascii as quote  # C code: nothing a cell rebinds reaches it
     reported: set[tuple[str, str]] = set()
 
+    side_frame = boundary.side_frame  # bound before any cell (boundary is sealed below: its code swapped is seen)
+
     def send_side(key: tuple[str, str], payload: bytes) -> None:
-        """A side record out at once (boundary.side_frame): what the parent has, no cell can take back."""
+        """A side record out at once: what the parent has, no cell can take back."""
         if key in reported or len(reported) >= 256:
             return
         reported.add(key)
-        view = memoryview(b"w%d\n" % len(payload) + payload)
+        view = memoryview(side_frame(payload))
         while view:
             view = view[write(out_fd, view):]
 

@@ -63,8 +63,8 @@ def _verify(answers: dict[str, str], assignment: str = A):
     course = Course()
     slot = _Slot()
     try:
-        return verify_notebook(course, course.source_notebooks(assignment)[0], _submission(answers, assignment), slot=slot.n,
-                               model_file=_model_file(), step_timeout=60)
+        return verify_notebook(course, course.source_notebooks(assignment)[0], _submission(answers, assignment),
+                               slot=slot.n, model_file=_model_file(), step_timeout=60)
     finally:
         slot.release()
 

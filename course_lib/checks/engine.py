@@ -1114,8 +1114,8 @@ def run_encoded(fn: Callable, payload: str, report: Callable[[str], None] | None
                   no_draw=bool(c.get("no_draw", False)))
              for c in p["cases"]]
     watch = _watch(p.get("forbidden", ()), p.get("ops", ()), report)
-    outs = [_call(fn, c, bool(p["allow_mutation"]), watch, report_steps) if callable(fn) else Outcome(c.label, error="not a function")
-            for c in cases]
+    outs = [_call(fn, c, bool(p["allow_mutation"]), watch, report_steps) if callable(fn)
+            else Outcome(c.label, error="not a function") for c in cases]
     return json.dumps([o.to_json() for o in outs], allow_nan=False)
 
 
@@ -1226,6 +1226,9 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
 COST_SLACK = 200  # lines any answer may spend on set-up whatever the size (a helper's body, a few checks)
 
 
+COUNTER_REMOVED = "your function removed the line counter the check uses to measure its work (sys.settrace)"
+
+
 def _cost_failures(contract: Contract, outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
     """A failure when the work (Python lines) on the large case exceeds ``ratio`` x the small case's, or the
     capped case's work its cap."""
@@ -1234,8 +1237,7 @@ def _cost_failures(contract: Contract, outcomes: Sequence[Outcome]) -> list[tupl
     for label, cap in contract.cost_cap:
         o = by.get(label)
         if o is not None and o.error is None and o.steps == -2:
-            failures.append((label, "your function removed the line counter the check uses to measure its work "
-                                    "(sys.settrace)"))
+            failures.append((label, COUNTER_REMOVED))
         elif o is not None and o.error is None and o.steps > cap:
             failures.append((label, f"your function ran {o.steps:,} Python lines here, more than {cap:,}: a loop over "
                                     "a size the exercise says the work must not depend on runs more than that"))
@@ -1250,7 +1252,7 @@ def _cost_ratio_failures(contract: Contract, by: dict[str, Outcome]) -> list[tup
     if a is None or b is None or a.error is not None or b.error is not None:
         return []  # a case that failed already says so; the cost of an error says nothing
     if a.steps == -2 or b.steps == -2:
-        return [(large, "your function removed the line counter the check uses to measure its work (sys.settrace)")]
+        return [(large, COUNTER_REMOVED)]
     if a.steps < 0 or b.steps < 0 or b.steps <= ratio * a.steps + COST_SLACK:
         return []
     return [(large, f"your function ran {b.steps:,} Python lines here but {a.steps:,} on {small!r}: its work grows "

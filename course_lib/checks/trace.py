@@ -164,7 +164,7 @@ def _spawners() -> list:
 class Watch:
     """Context manager: ``seen`` holds the rules broken by what ran inside it (see the module docstring).
 
-    ``report``: told each rule the moment it is first broken. The grader's verification passes one that writes
+    ``report``: told each rule every time it is broken. The grader's verification passes one that writes
     the rule out of this process at once, so that emptying ``seen`` afterwards (the answer runs in this process
     and can reach it) takes nothing back from the grader's record.
     """
