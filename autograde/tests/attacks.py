@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograde.course import REPO
+from autograde.tests.conftest import RUN_MARK
 
 WRONG_DOUBLE = "def double(x):\n    return 0\n"
 WRONG_SQUARE = "def square(x):\n    return 0\n"
@@ -71,7 +72,8 @@ def attacks(course_root: Path, classmate: Path, out: Path, secret: Path = Path("
             "    except Exception as e:\n        print('no', db, e)\n"),
         "background_process": (
             "import subprocess, sys\n"
-            "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); time.sleep(999.75)'],\n"
+            "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); time.sleep(999.75)  # "
+            + RUN_MARK + "'],\n"
             "                 start_new_session=True)\n"),
         "eq_always_true": (
             "class Anything(float):\n"

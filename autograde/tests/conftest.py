@@ -3,12 +3,40 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from autograde.course import REPO, Course
 from autograde.tests.fixture import ASSIGNMENT, make_course
+
+
+# Marks the processes this test run starts on purpose (sleepers that must not outlive a grading): a test looks
+# for its own mark, so another user's test or grading run on the same machine never decides its verdict.
+RUN_MARK = f"run{os.getpid()}"
+# Entries of the temporary folder that the grader or pytest make, one per user: a test compares their owners
+# before and after its own run, and never judges entries other users made.
+TEMP_PREFIXES = ("pytest-of", "autograde-slots", "autograde-sockets")
+
+
+def temp_owners(base: Path) -> dict[str, int]:
+    """uid of ``base`` itself (key ".") and of each entry of it named with a TEMP_PREFIXES prefix."""
+    owners = {".": base.stat().st_uid}
+    owners.update({p.name: p.lstat().st_uid for p in base.iterdir() if p.name.startswith(TEMP_PREFIXES)})
+    return owners
+
+
+def handed_over(before: dict[str, int], after: dict[str, int], me: int) -> list[str]:
+    """Entries a run gave to another user: one whose owner changed, or a new one neither this user's nor named
+    after its owner (the grader makes `autograde-slots-<uid>` for each user who grades, by design); a sandbox
+    uid owns nothing outside its sandbox, whatever the name."""
+    from autograde.grade import SLOTS
+    from autograde.sandbox import FIRST_UID
+    sandbox = range(FIRST_UID, FIRST_UID + SLOTS)
+    return sorted(name for name, uid in after.items()
+                  if uid != before.get(name, me)
+                  and (name in before or not name.endswith(f"-{uid}") or uid in sandbox))
 
 
 def fixture_course(root: Path, cell_timeout: int = 10) -> Course:

@@ -24,7 +24,7 @@ distributed = pytest.importorskip("distributed")
 from autograde import cluster  # noqa: E402
 from autograde.grade import Limits, grade  # noqa: E402
 from autograde.tests.attacks import WRONG_SQUARE, answer, attacks  # noqa: E402
-from autograde.tests.conftest import REAL_ASSIGNMENTS, grade_on_command_line, student_notebook, submit  # noqa: E402
+from autograde.tests.conftest import REAL_ASSIGNMENTS, RUN_MARK, grade_on_command_line, student_notebook, submit  # noqa: E402
 
 # a short cell limit keeps the hanging students cheap: the fixture's cells run in milliseconds (no torch)
 LIMITS = Limits(wall_s=120, memory_bytes=2 << 30, cell_timeout=3)
@@ -178,7 +178,7 @@ def test_a_worker_killed_mid_task_loses_nothing(graded):
 
 def test_no_process_outlives_the_cluster_run(graded):
     import psutil
-    left = [p for p in psutil.process_iter(["cmdline"]) if "time.sleep(998.5)" in " ".join(p.info["cmdline"] or [])]
+    left = [p for p in psutil.process_iter(["cmdline"]) if RUN_MARK in " ".join(p.info["cmdline"] or [])]
     assert left == []
     jobs = [p for p in psutil.process_iter(["environ"])
             if str(graded["out"]) in ((p.info["environ"] or {}).get("AUTOGRADE_JOB") or "")]

@@ -12,16 +12,20 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from autograde.grade import Limits, grade
-from autograde.tests.conftest import REAL_ASSIGNMENTS, digest, grade_on_command_line, student_notebook, submit
+from autograde.tests import unprivileged
+from autograde.tests.conftest import (REAL_ASSIGNMENTS, RUN_MARK, digest, grade_on_command_line, handed_over,
+                                      student_notebook, submit, temp_owners)
 
 CORRECT = {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n",
            "a_why": "Because 2x = x + x by distributivity."}
 LIMITS = Limits(wall_s=120, memory_bytes=2 << 30)
+_TEMP_OWNERS: list = []  # the temporary folder's owners before and after the `graded` run
 PUSH = "(window.__p = window.__p || []).push"  # every payload that runs leaves its name in window.__p
 MARKUP = (f"Because 2x = x + x. <img src=x onerror=\"{PUSH}('markdown')\">\n\n"
           f"[see my plot](javascript:{PUSH}('link')) <svg onload=\"{PUSH}('svg')\"></svg>")
@@ -50,7 +54,8 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     submit(folder, "logging", student_notebook(course, logging_))
     renamed = submit(folder, "renamed", student_notebook(course, CORRECT))
     renamed.rename(renamed.with_name("fx (1).ipynb"))  # as a browser saves a second download
-    sleeper = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(999.25)'])\n"
+    sleeper = ("import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', "
+               f"'import time; time.sleep(999.25)  # {RUN_MARK}'])\n")
     submit(folder, "background", student_notebook(course, {**CORRECT, "square": sleeper + CORRECT["square"]}))
     # a rule the exercise sets ("do not use numpy.square"), broken through an alias in a helper, with the
     # in-kernel reader of the rules patched away: the grader reads the submitted text itself
@@ -136,13 +141,30 @@ def _rows(path: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def graded(fx_course, tmp_path_factory):
+def graded(fx_course, tmp_path_factory, foreign_slots):
     folder = tmp_path_factory.mktemp("submitted")
     expected = _samples(fx_course, folder)
     before = digest(folder)
     out = tmp_path_factory.mktemp("out")
+    temp = Path(tempfile.gettempdir())
+    owners_before = temp_owners(temp)
     records = grade(fx_course, folder, out, workers=2, limits=LIMITS, log=lambda *_: None)
+    _TEMP_OWNERS[:] = [owners_before, temp_owners(temp)]
     return fx_course, folder, out, expected, before, {r["student"]: r for r in records}
+
+
+@pytest.fixture(scope="module")
+def foreign_slots():
+    """Another user's slot folder in the temporary folder, as a colleague who graded earlier leaves it (as root
+    only: only root can make a folder for another uid; one already there is left as it is)."""
+    folder = Path(tempfile.gettempdir()) / f"autograde-slots-{unprivileged.UID}"
+    made = os.geteuid() == 0 and not os.path.lexists(folder)
+    if made:
+        folder.mkdir(0o700)
+        os.chown(folder, unprivileged.UID, unprivileged.UID)
+    yield folder
+    if made:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_each_sample_gets_the_right_score_and_status(graded):
@@ -186,17 +208,40 @@ def test_each_sample_gets_the_right_score_and_status(graded):
 
 def test_no_process_outlives_its_grading(graded):
     import psutil
-    leftovers = [p for p in psutil.process_iter(["cmdline"]) if "time.sleep(999.25)" in " ".join(p.info["cmdline"] or [])]
+    leftovers = [p for p in psutil.process_iter(["cmdline"]) if RUN_MARK in " ".join(p.info["cmdline"] or [])]
     assert leftovers == []
 
 
-def test_grading_leaves_shared_folders_to_their_owners(graded):
-    """Regression: sandbox set-up once handed the whole temporary folder to a sandbox user."""
-    import os
-    import tempfile
-    assert os.stat(tempfile.gettempdir()).st_uid == os.getuid()
-    assert all(p.stat().st_uid == os.getuid() for p in Path(tempfile.gettempdir()).iterdir()
-               if p.name.startswith(("pytest-of", "autograde-slots", "autograde-sockets")))
+def test_grading_leaves_shared_folders_to_their_owners(graded, foreign_slots):
+    """Regression: sandbox set-up once handed the whole temporary folder to a sandbox user. Judged on what this
+    grading run changed: other users' slot folders (one is planted beside the run, as root) are theirs."""
+    before, after = _TEMP_OWNERS
+    assert handed_over(before, after, os.getuid()) == []
+    if os.geteuid() == 0:
+        assert after[foreign_slots.name] == unprivileged.UID  # the colleague's folder is still theirs
+
+
+def test_the_ownership_check_sees_a_folder_handed_to_a_sandbox_user(tmp_path):
+    """The check above can fail: a folder given to a sandbox uid, or the temporary folder itself, is reported;
+    a colleague's own slot folder made meanwhile is not."""
+    from autograde.sandbox import FIRST_UID
+    (tmp_path / "autograde-slots-0").mkdir()
+    before = temp_owners(tmp_path)
+    me = os.getuid()
+    assert handed_over(before, temp_owners(tmp_path), me) == []
+    if os.geteuid() != 0:
+        pytest.skip("handing a folder to another uid needs root")
+    (tmp_path / f"autograde-slots-{unprivileged.UID}").mkdir()
+    os.chown(tmp_path / f"autograde-slots-{unprivileged.UID}", unprivileged.UID, unprivileged.UID)
+    assert handed_over(before, temp_owners(tmp_path), me) == []  # named after its owner: theirs, by design
+    os.chown(tmp_path / "autograde-slots-0", FIRST_UID, FIRST_UID)
+    os.chown(tmp_path, FIRST_UID, FIRST_UID)
+    assert handed_over(before, temp_owners(tmp_path), me) == [".", "autograde-slots-0"]
+    for uid in (FIRST_UID, FIRST_UID + 1):  # made and given to a sandbox uid, named after it or not
+        (tmp_path / f"autograde-slots-{uid}").mkdir()
+        os.chown(tmp_path / f"autograde-slots-{uid}", FIRST_UID, FIRST_UID)
+        assert f"autograde-slots-{uid}" in handed_over(before, temp_owners(tmp_path), me)
+    os.chown(tmp_path, me, me)
 
 
 def test_submitted_files_are_never_modified(graded):
