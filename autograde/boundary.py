@@ -100,6 +100,7 @@ class Finished:
     seconds: float = 0.0
     first: bytes | None = None  # with ``then``: the first message
     side: list[bytes] = field(default_factory=list)  # side records, in the order they came
+    side_first: int = 0  # with ``then``: how many of them came before the first message (before ``then`` was sent)
 
 
 def _kill(p: subprocess.Popen) -> None:
@@ -146,7 +147,7 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
             _side_records(out, result.side)
             message = _message(out, limit)
             if message is not None and then is not None:
-                result.first = message
+                result.first, result.side_first = message, len(result.side)
                 del out[:len(bytes(out[:24]).partition(b"\n")[0]) + 1 + len(message)]
                 pending, then = memoryview(bytes(pending) + then), None
                 continue

@@ -527,8 +527,8 @@ class Grader:
                     failures[f"{name}/{gid}"] = "the notebook's run in the kernel could not be read back"
                 if ok:
                     continue
-                why = verdict.error or "\n".join(_student_safe(m, n in verdict.hidden)
-                                                  for n, m in verdict.messages.items()
+                why = verdict.error or "\n".join(verdict.public.get(n, f"{n}: failed") if n in verdict.hidden
+                                                  else m for n, m in verdict.messages.items()
                                                   if n in verdict.checks_of.get(gid, []))
                 hidden_msgs = [m for n, m in verdict.messages.items()
                                if n in verdict.checks_of.get(gid, []) and n in verdict.hidden]
@@ -713,30 +713,6 @@ def _instructor_text(rebuilt: str, source_path: Path) -> list[str]:
         if _MARKERS.search(cell.source):
             flags.append(f"answer {gid!r} holds the instructor notebook's solution or hidden-test markers")
     return flags
-
-
-def _student_safe(message: str, hidden: bool) -> str:
-    """A check's failure message as the student may see it: of a hidden check, that it failed, not which or how many.
-
-    A hidden check's per-case message can show its expected value or its inputs (the student's own exception
-    may quote them), and its labels often name the inputs too ("period 51 x 2", "float64 [0, -800, -1e300]"):
-    feedback released before a deadline would hand out the hidden cases. The summary line and the hint stay;
-    the labels and values go to the instructor's details/ only.
-    """
-    if not hidden:
-        return message
-    out = []
-    for line in message.splitlines():
-        head = re.match(r"(\S+): \d+ of (\d+) cases failed(.*)$", line)
-        if head and not out:
-            # how many failed is a number the answer controls: red team 10 failed len(first hidden input) cases
-            # on purpose and read the length back; the total is the check's own, the same for everyone
-            out.append(f"{head.group(1)}: failed on some of its {head.group(2)} cases{head.group(3)} (a hidden check "
-                       "shows neither which cases nor how many)")
-        elif not line.startswith(" ") or line.startswith("  rule: "):  # the summary line, the hint, a broken
-            # rule (it quotes the student's own line, nothing of the check's)
-            out.append(line)
-    return "\n".join(out)
 
 
 def _answers(record: dict) -> dict[str, str]:

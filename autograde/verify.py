@@ -53,6 +53,8 @@ class Verdict:
     twin_failures: dict[str, str] = field(default_factory=dict)  # visible check -> its twin's full message (the
                                                                  # instructor's details only: it shows hidden inputs)
     tampered: list[str] = field(default_factory=list)  # the answers changed what the checks observe: for a flag
+    public: dict[str, str] = field(default_factory=dict)  # hidden check -> its failure as the student may read it,
+                                                          # built here from the check's own text alone
 
 
 _PAYLOADS: dict[tuple, tuple[dict, dict]] = {}
@@ -122,12 +124,25 @@ def _unreadable(result) -> bool:
                                 for case, msg in result.failures)
 
 
+UNKNOWN_RULE = "a routine this exercise asks you not to use (its name, as the answer's process wrote it, is withheld)"
+
+
+def _known_rules(said: set[str] | frozenset[str], allowed: frozenset[str], odd: set[str]) -> set[str]:
+    """The rules a process said were broken, as texts the grader wrote itself: a name outside the check's own
+    list becomes UNKNOWN_RULE (it still fails the check) and goes to ``odd``, for the instructor's flag only: a
+    forged record could carry any text, hidden inputs included, to the student's page."""
+    odd |= set(said) - allowed
+    return {r if r in allowed else UNKNOWN_RULE for r in said}
+
+
 def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: frozenset[str] = frozenset(),
-           counted: dict[str, int] | None = None):
-    """(the check's result, what its outcomes left out of the side records). ``streamed``: the rules its watch
-    sent as it saw them broken; ``counted``: per case, lines its counted call had run when last told (a lower
-    bound). Both count whatever the outcomes say: the answer shared the process in which they were written."""
+           counted: dict[str, int] | None = None, forbidden: list[str] | None = None):
+    """(the check's result, what its outcomes left out of the side records, rule texts outside its list).
+    ``streamed``: the rules its watch sent as it saw them broken; ``counted``: per case, lines its counted call
+    had run when last told (a lower bound). Both count whatever the outcomes say: the answer shared the process
+    in which they were written. ``forbidden``: the exercise's rules, the only rule texts passed on."""
     from course_lib.checks.engine import CheckResult, judge
+    from course_lib.checks.trace import rule_names
 
     secret = kind in ("hidden_check", "twin")
     registry = course.hidden_registry() if secret else course.visible_registry()
@@ -136,20 +151,45 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: f
     try:
         outcomes = boundary.decode_outcomes(outcomes_json, len(cases), limit=OUTCOME_LIMIT)
     except boundary.Rejected as e:
-        return CheckResult(name, len(cases), [("*", f"unreadable outcomes: {e}")]), set()
+        return CheckResult(name, len(cases), [("*", f"unreadable outcomes: {e}")]), set(), set()
     missing = set(streamed) - {r for o in outcomes for r in o.forbidden}
+    allowed, odd = rule_names(forbidden or []), set()
     for o in outcomes:
-        o.forbidden = sorted(set(o.forbidden) | streamed)
+        o.forbidden = sorted(_known_rules(set(o.forbidden) | streamed, allowed, odd))
         floor = (counted or {}).get(o.label[:100])  # the child sends a label cut to 100 characters
         if floor is not None and o.error is None and o.steps != -2 and o.steps < floor:
             missing.add(f"{floor:,} Python lines counted in case {o.label!r}, {o.steps:,} reported")
             o.steps = floor
     expected = registry.expected_values(name, cases) if secret else [c.expected for c in cases]
     try:
-        return judge(chk, cases, outcomes, expected), missing
+        return judge(chk, cases, outcomes, expected), missing, odd
     except Exception as e:  # noqa: BLE001 - a value built to break a comparator fails its own check only
         why = f"could not compare the results: {type(e).__name__}: {e}"[:300]
-        return CheckResult(name, len(cases), [("*", why)]), missing
+        return CheckResult(name, len(cases), [("*", why)]), missing, odd
+
+
+TAMPER_MESSAGE = "your notebook changed the checks' own code or state: its results cannot be trusted"
+
+
+def _public(result, broken: list[str]) -> str:
+    """A hidden check's failure as the student may read it, from text the grader wrote alone: that it failed
+    (not which cases or how many: a number the answer controls is a channel), rule lines whose names come from
+    the check's own list (``_known_rules``), the reading of the student's own text (``broken``), the hint.
+    Nothing the answers' process wrote (case messages, labels, values) is quoted."""
+    labels = [label for label, _ in result.failures]
+    head = f"{result.name}:"
+    if any(label != "rules" for label in labels):
+        head += f" failed on some of its {result.n_cases} cases"
+    if "rules" in labels:
+        head += (", and" if head.endswith("cases") else "") + " the answer breaks a rule of the exercise"
+    if head.endswith("cases") or head.endswith("exercise"):
+        head += " (a hidden check shows neither which cases nor how many)"
+    lines = [head] if head != f"{result.name}:" else []
+    lines += ["  rule: " + msg for label, msg in result.failures if label == "rules"]
+    lines += broken
+    if result.hint:
+        lines.append(f"Hint: {result.hint}")
+    return "\n".join(lines)
 
 
 MEMORISED_MIN_CASES = 3  # informative hidden cases needed before their results say anything about an answer
@@ -213,16 +253,19 @@ def memorised(payloads: dict, judged: dict, cases_of=None) -> dict[str, str]:
     so the row is flagged for a look (an instructor can give the points back).
     cases_of(name) -> (labels, trivially passed labels) of a hidden check (``trivial_cases``); without it,
     every case counts as informative."""
-    def tally(name: str, result) -> tuple[int, int] | None:
-        """(informative cases, of them passed) of one hidden check; None if its outcomes say nothing."""
+    def tally(name: str, result) -> tuple[int, int]:
+        """(informative cases, of them passed) of one hidden check."""
         failed = {label for label, _ in result.failures}
+        labels, trivial = cases_of(name) if cases_of is not None else (frozenset(), frozenset())
+        n = len(labels - trivial) if cases_of is not None else result.n_cases
         if failed & {"*", "rules"}:
-            return None  # unreadable outcomes or a broken rule: nothing to say here
+            # the check failed as a whole (unreadable or missing outcomes, a crash, an exception that is not an
+            # Exception, a time limit) or broke a rule only on other inputs than the visible ones: every way a
+            # lookup can fail hidden cases weighs against its visible points, none is "nothing to say"
+            return n, 0
         if cases_of is None:
-            return result.n_cases, result.n_cases - len(failed)
-        labels, trivial = cases_of(name)
-        informative = labels - trivial
-        return len(informative), len(informative - failed)
+            return n, n - len(failed)
+        return n, len((labels - trivial) - failed)
 
     hidden_of: dict[str, list] = {}
     for name, info in payloads.items():
@@ -235,8 +278,6 @@ def memorised(payloads: dict, judged: dict, cases_of=None) -> dict[str, str]:
                 or all(judged[h].passed for h in hidden):
             continue
         counts = [tally(h, judged[h]) for h in hidden]
-        if None in counts:
-            continue
         n, passed = sum(c[0] for c in counts), sum(c[1] for c in counts)
         if n >= MEMORISED_MIN_CASES and passed < MEMORISED_SHARE * n:
             out[name] = (f"{name}: its visible cases pass, but the hidden cases of the same exercise (other inputs) "
@@ -354,31 +395,49 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         if then:
             results.update(boundary.check_outcomes(done.first, set(visible), limit=OUTCOME_LIMIT))
         streamed, counted = boundary.watch_records(done.side, set(payloads) | {TAMPERED})
+        if then:
+            # a visible check's records count only as they were before the hidden inputs were sent: a record
+            # sent later could carry them into a message the student reads (a rule's name, a line count)
+            early = boundary.watch_records(done.side[:done.side_first], set(payloads) | {TAMPERED})
+            late = sorted(n for n in visible if streamed.get(n) != early[0].get(n) or counted.get(n) != early[1].get(n))
+            if late:
+                verdict.tampered.append("records for visible checks came after the hidden inputs were sent: "
+                                        f"{', '.join(late)[:300]}")
+            for n in visible:
+                streamed[n], counted[n] = early[0].get(n, set()), early[1].get(n, {})
     except boundary.Rejected as e:
         verdict.error = str(e)
         verdict.seconds = time.perf_counter() - t0
         return verdict
-    passed, judged = {}, {}
+    from course_lib.checks.engine import CheckResult
+
+    passed, judged, odd = {}, {}, set()
+    tamper = sorted(streamed.get(TAMPERED, ()))  # the answers' process's words: the instructor's flag only
     for name, info in payloads.items():
         text = results.get(name)
         if text is None:
             passed[name] = False
             verdict.messages[name] = "no result for this check"
+            judged[name] = CheckResult(name, len(json.loads(info["payload"])["cases"]), [("*", "no result")])
+            if name in verdict.hidden:
+                verdict.public[name] = f"{name}: no result came back for this check"
             continue
-        result, missing = _judge(course, name, info["kind"], text, frozenset(streamed.get(name, ())),
-                                 counted.get(name, {}))
-        judged[name] = result
+        result, missing, unknown = _judge(course, name, info["kind"], text, frozenset(streamed.get(name, ())),
+                                          counted.get(name, {}), info["forbidden"])
+        judged[name], odd = result, odd | unknown
         if missing:
             verdict.tampered.append(f"{name}: the record of what the answer ran was emptied from inside its process "
                                     f"(sent out as it happened: {', '.join(sorted(missing))[:300]})")
-        broken = (rule_failures or {}).get(name, []) + [
-            f"{name}: your notebook changed the checks' own code or state ({why}): its results cannot be trusted"
-            for why in sorted(streamed.get(TAMPERED, ()))]
+        broken = (rule_failures or {}).get(name, []) + ([f"{name}: {TAMPER_MESSAGE}"] if tamper else [])
         passed[name] = result.passed and not broken
         if not passed[name]:
             verdict.messages[name] = "\n".join(([] if result.passed else [result.message]) + broken)
-    verdict.tampered += [f"the notebook changed the checks' own code or state: {why}"
-                         for why in sorted(streamed.get(TAMPERED, ()))]
+            if name in verdict.hidden:
+                verdict.public[name] = _public(result, broken)
+    verdict.tampered += [f"the notebook changed the checks' own code or state: {why}" for why in tamper]
+    if odd:
+        verdict.tampered.append("the answers' process reported rules that no check names (withheld from the "
+                                f"student): {', '.join(sorted(odd))[:300]}")
     for name, message in memorised(payloads, judged, functools.partial(trivial_cases, course)).items():
         if passed[name]:
             passed[name], verdict.messages[name] = False, message

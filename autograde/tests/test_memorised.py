@@ -72,14 +72,17 @@ def test_an_answer_that_computes_keeps_its_visible_points_even_with_an_edge_case
         assert memorised(_payloads("softmax", "softmax", "softmax_hidden"), judged) == {}
 
 
-def test_too_few_hidden_cases_or_unreadable_outcomes_say_nothing():
+def test_too_few_hidden_cases_say_nothing_and_a_hidden_check_failing_whole_weighs_against_the_visible_points():
+    """Issue 37: a lookup that raised a BaseException (or broke a rule, or sent nothing) on every other input
+    turned its hidden check into one "*" failure, which the guard read as "nothing to say": 04 3/20 and 01 7/22
+    with no computation. Every way of failing the hidden cases now counts as failing them all."""
     payloads = _payloads("f", "f", "f_hidden")
     passed = CheckResult("f", 4, [])
     few = CheckResult("f_hidden", MEMORISED_MIN_CASES - 1, [(str(i), "wrong") for i in range(MEMORISED_MIN_CASES - 1)])
-    unreadable = CheckResult("f_hidden", 5, [("*", "unreadable outcomes")])
-    rules_only = CheckResult("f_hidden", 5, [("rules", "used torch.softmax")])
-    for hidden in (few, unreadable, rules_only):
-        assert memorised(payloads, {"f": passed, "f_hidden": hidden}) == {}
+    assert memorised(payloads, {"f": passed, "f_hidden": few}) == {}
+    for whole in ("*", "rules"):  # unreadable, missing, a crash, a BaseException, a time limit; a broken rule
+        hidden = CheckResult("f_hidden", 5, [(whole, "StepTimeout: took longer than 10 s")])
+        assert set(memorised(payloads, {"f": passed, "f_hidden": hidden})) == {"f"}
     all_failed = CheckResult("f_hidden", 5, [(str(i), "wrong") for i in range(5)])
     assert set(memorised(payloads, {"f": passed, "f_hidden": all_failed})) == {"f"}
     # a visible check that failed on its own keeps its own message

@@ -452,6 +452,36 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
     return found
 
 
+def answer_is_stub(cells: Sequence[str], function: str) -> bool:
+    """Whether the last readable top-level binding of ``function`` is still the template's stub: a ``def`` whose
+    body, past a docstring, ``pass`` and ``...``, only raises NotImplementedError. Read from text, as the grader
+    reads rules: a value an unanswered exercise's process sends is not an answer (docs/threat-model.md)."""
+    last = None
+    for source in cells:
+        _, tree = _cell_tree(source)
+        for node in getattr(tree, "body", []) if tree is not None else []:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound = {node.name}
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound = {a.asname or a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            else:
+                continue
+            if function in bound:
+                last = node
+    if not isinstance(last, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = [n for n in last.body if not (isinstance(n, ast.Pass) or (
+        isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+        and (isinstance(n.value.value, str) or n.value.value is Ellipsis)))]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
 def _string_code(cells: Sequence[str], scanner: "_Scanner") -> list[Violation]:
     """Every call anywhere in the notebook that runs a string as code (STRING_CODE)."""
     out: list[Violation] = []

@@ -117,6 +117,16 @@ def _audit(event: str, args: tuple) -> None:
 _AUDITING = [False]
 
 
+def rule_names(forbidden: Sequence[str]) -> frozenset[str]:
+    """Every text a Watch over ``forbidden`` can record: the grader passes on to a student's page only these,
+    never what a process that ran the student's code says it saw (docs/threat-model.md)."""
+    ops = {op for group in OPS_OF.values() for op in group}
+    levers = [name for _, name in _LEVERS] + ["sys.setprofile", "sys.settrace", "torch's dispatch",
+                                              "torch dispatch modes"]
+    return frozenset([*forbidden, SPAWN_RULE, *(f"{OFF_RULE} ({x})" for x in levers),
+                      *(f"torch's {op.lstrip('_')} kernel" for op in ops)])
+
+
 def _listen() -> None:
     if not _AUDITING[0]:
         sys.addaudithook(_audit)
@@ -305,7 +315,7 @@ class Watch:
         if self._mode is not None:
             from torch.utils._python_dispatch import _get_current_dispatch_mode
             if _get_current_dispatch_mode() is not self._mode:
-                self.saw("switching off the checks' watch (torch dispatch modes)")
+                self.saw(f"{OFF_RULE} (torch dispatch modes)")
             try:
                 self._mode.__exit__(*exc)
             except Exception:  # noqa: BLE001 - the answer popped the mode itself: nothing left to exit
