@@ -15,7 +15,6 @@ destination is built only from the assignment id and a student id that is a plai
 from __future__ import annotations
 
 import csv
-import io
 import re
 import unicodedata
 import zipfile
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from autograde.course import write_atomic
+from autograde.spreadsheet import csv_text, uncell
 
 MAX_NOTEBOOK_BYTES = 50 << 20
 CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>[^/]+)$")
@@ -175,7 +175,7 @@ def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[di
     out = Path(out)
     export(out)
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+        rows = [{k: uncell(v) for k, v in r.items()} for r in csv.DictReader(f)]   # grades.csv wrote cell()s
     found = sorted({r["assignment"] for r in rows})
     if assignment is None:
         if len(found) != 1:
@@ -184,14 +184,6 @@ def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[di
     if assignment not in found:
         raise ValueError(f"{out} holds no grades for {assignment!r} (it has {found})")
     return assignment, [r for r in rows if r["assignment"] == assignment]
-
-
-def _csv_text(header: list[str], rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\r\n")   # RFC 4180 line ends, as spreadsheet exports write
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue()
 
 
 def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, assignment: str | None = None,
@@ -226,7 +218,8 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
         else:
             raise ValueError(f"unknown LMS {lms!r}: canvas or moodle")
     header = (CANVAS_FIXED if lms == "canvas" else MOODLE_FIXED) + [column]
-    write_atomic(Path(dest), _csv_text(header, body))
+    # every field through spreadsheet.cell: roster names are the students' LMS display names; RFC 4180 line ends
+    write_atomic(Path(dest), csv_text(header, body))
     if pending:
         log(f"left blank, not final yet: {', '.join(pending)}")
     flagged = [r["student"] for r in rows if r["status"] == "flagged"]
