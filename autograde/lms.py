@@ -259,9 +259,11 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
     header = (CANVAS_FIXED if lms == "canvas" else MOODLE_FIXED) + [column]
     # every field through spreadsheet.cell: roster names are the students' LMS display names; RFC 4180 line ends
     write_atomic(Path(dest), csv_text(header, body))
+    from autograde.grade import shown   # student ids are folder names, and grades.csv keeps any folder's row
+
     if pending:
-        log(f"left blank, not final yet: {', '.join(pending)}")
+        log(shown(f"left blank, not final yet: {', '.join(pending)}"))
     flagged = [r["student"] for r in rows if r["status"] == "flagged"]
     if flagged:
-        log(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}")
+        log(shown(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}"))
     return len(body)

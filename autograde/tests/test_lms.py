@@ -210,3 +210,16 @@ def test_command_line_names_the_collision_and_escapes_names(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "name_collision: 2 LMS accounts match roster student s1" in out and "imported 2 submission(s)" in out
     assert "\x1b" not in out and "\x07" not in out and "\\x1b[2J" in out
+
+
+def test_export_log_escapes_folder_names(tmp_path):
+    """A row's student id is its folder's name; the lines lms-export prints show control characters escaped."""
+    out = _graded_out(tmp_path)
+    p = out / "details" / "x\x1b[2J" / f"{A}.json"
+    p.parent.mkdir(parents=True)
+    p.write_text(json.dumps({"student": "x\x1b[2J", "assignment": A, "score": 0.0, "max_score": 26.0,
+                             "conditions": [["error", "boom"]], "flags": [], "notebooks": {}, "status": "error",
+                             "detail": "boom"}))
+    said = []
+    export_grades(out, tmp_path / "c.csv", "canvas", log=said.append)
+    assert any("x\\x1b[2J (error)" in s for s in said) and not any("\x1b" in s for s in said), said
