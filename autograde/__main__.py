@@ -143,15 +143,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"roster: {n} student(s) -> {Path(args.out) / 'gradebook.db'}")
         return 0
     if args.cmd == "lms-import":
+        from autograde.grade import shown  # zip member and display names are the students': no escape sequences
         from autograde.lms import import_zip
         res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
                          roster=Path(args.roster) if args.roster else None)
         for student, src in sorted(res.placed.items()):
-            print(f"{student}: {src}" + (" (late)" if student in res.late else ""))
+            print(shown(f"{student}: {src}") + (" (late)" if student in res.late else ""))
         for member, why in res.skipped:
-            print(f"skipped {member}: {why}")
+            print(shown(f"skipped {member}: {why}"))
         for line in res.unmatched:
-            print(f"named by the LMS id: {line}")
+            print(shown(f"named by the LMS id: {line}"))
+        for c in res.collisions:
+            print(shown(c.line()))
         print(f"imported {len(res.placed)} submission(s) -> {Path(args.to)}")
         return 0
     if args.cmd == "lms-export":

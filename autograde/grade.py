@@ -18,9 +18,7 @@ every student, so a crash loses nothing already written, and a rerun reuses resu
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import os
 import re
@@ -775,22 +773,15 @@ def _finish(record: dict) -> dict:
     return record
 
 
-def _cell(text: str) -> str:
-    """A CSV field a spreadsheet shows as text: a leading = + - @ would start a formula (folder names are the
-    students')."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def write_csv(path: Path, records) -> None:
-    """grades.csv: one row per (student, assignment), sorted, atomically replaced."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
-    w.writeheader()
-    for r in sorted(records, key=lambda r: (r["student"], r["assignment"])):
-        w.writerow({"student": _cell(r["student"]), "assignment": r["assignment"], "score": f"{r['score']:g}",
-                    "max_score": f"{r['max_score']:g}", "status": r["status"],
-                    "flags": "; ".join(r.get("flags", [])), "detail": r["detail"]})
-    write_atomic(path, buf.getvalue())
+    """grades.csv: one row per (student, assignment), sorted, atomically replaced; folder and notebook names in it
+    are the students', so it is written by spreadsheet.csv_text (test_spreadsheet.py)."""
+    from autograde.spreadsheet import csv_text
+
+    rows = [[r["student"], r["assignment"], f"{r['score']:g}", f"{r['max_score']:g}", r["status"],
+             "; ".join(r.get("flags", [])), r["detail"]]
+            for r in sorted(records, key=lambda r: (r["student"], r["assignment"]))]
+    write_atomic(path, csv_text(CSV_FIELDS, rows))
 
 
 def find_jobs(course: Course, submissions: Path, assignments: list[str] | None = None,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograde.lms import SAFE_ID
 from autograde.course import Course, write_atomic
+from autograde.spreadsheet import csv_text, uncell
 
 
 ROSTER_FIELDS = ["id", "first", "last", "email"]
@@ -35,7 +36,8 @@ def read_roster(path: Path) -> list[dict[str, str]]:
         raise ValueError(f"{path}: the roster needs the columns {', '.join(ROSTER_FIELDS)}; missing {', '.join(missing)}")
     rows, seen = [], set()
     for n, raw in enumerate(reader, start=2):
-        row = {k.strip().lower(): (v or "").strip() for k, v in raw.items() if k is not None}
+        # uncell: OUT/roster.csv is written through spreadsheet.cell (a name "=1+1" is kept as "'=1+1")
+        row = {k.strip().lower(): uncell((v or "").strip()) for k, v in raw.items() if k is not None}
         sid = row["id"]
         if not sid:
             raise ValueError(f"{path}, line {n}: empty id")
@@ -71,11 +73,8 @@ def import_roster(out: Path, roster: Path) -> int:
     out = Path(out)
     rows = read_roster(roster)
     out.mkdir(parents=True, exist_ok=True)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=ROSTER_FIELDS, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    write_atomic(out / "roster.csv", buf.getvalue())
+    text = csv_text(ROSTER_FIELDS, ([r[f] for f in ROSTER_FIELDS] for r in rows))
+    write_atomic(out / "roster.csv", text)
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         _apply_roster(gb, rows)
     return len(rows)

@@ -15,7 +15,6 @@ destination is built only from the assignment id and a student id that is a plai
 from __future__ import annotations
 
 import csv
-import io
 import re
 import unicodedata
 import zipfile
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from autograde.course import write_atomic
+from autograde.spreadsheet import csv_text, uncell
 
 MAX_NOTEBOOK_BYTES = 50 << 20
 CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>[^/]+)$")
@@ -42,6 +42,24 @@ class Entry:
     late: bool = False
 
 
+NAME_COLLISION = "name_collision"
+
+
+@dataclass
+class Collision:
+    """Several LMS accounts whose names match one roster row: an account renamed to a classmate's name (issue 37).
+    None is dropped: an account the roster names by its id keeps that folder, every other one is placed under its
+    own LMS id, and the instructor decides which is the roster's student."""
+
+    student: str                                   # the roster id the names match
+    accounts: list[tuple[str, str, str, str]]      # (lms, LMS id, name as the download spells it, folder placed in)
+
+    def line(self) -> str:
+        held = ", ".join(f"{lms} id {uid} ({name}) -> {folder}/" for lms, uid, name, folder in self.accounts)
+        return (f"{NAME_COLLISION}: {len(self.accounts)} LMS accounts match roster student {self.student} by name: "
+                f"{held}; all kept: rename the right folder to {self.student}")
+
+
 @dataclass
 class ImportResult:
     """What ``import_zip`` placed (student id -> zip member) and what it skipped, with the reason."""
@@ -50,6 +68,7 @@ class ImportResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     late: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)   # students named by the LMS id: no roster row matched
+    collisions: list[Collision] = field(default_factory=list)
 
 
 def _key(text: str) -> str:
@@ -99,13 +118,33 @@ def _student_id(e: Entry, roster: list[dict] | None, result: ImportResult) -> st
     return e.lms_id
 
 
+def _apart(keyed: list[tuple[str, Entry]], result: ImportResult) -> dict[str, list[Entry]]:
+    """Entries by student folder. Where several LMS accounts map to one student, each account the roster does not
+    name by its own id moves to a folder named by that id, and the collision is reported (test_lms.py,
+    test_name_collision_keeps_both_*): a display name is the student's to choose, the LMS id is not."""
+    accounts: dict[str, dict[tuple[str, str], str]] = {}
+    for student, e in keyed:
+        accounts.setdefault(student, {})[(e.lms, e.lms_id)] = e.name
+    by_student: dict[str, list[Entry]] = {}
+    for student, e in keyed:
+        folder = e.lms_id if len(accounts[student]) > 1 and e.lms_id != student else student
+        by_student.setdefault(folder, []).append(e)
+    for student, accs in sorted(accounts.items()):
+        if len(accs) > 1:
+            result.collisions.append(Collision(student, [(lms, uid, name, student if uid == student else uid)
+                                                         for (lms, uid), name in sorted(accs.items())]))
+    return by_student
+
+
 def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "auto",
                roster: Path | None = None) -> ImportResult:
     """Put each student's notebook from an LMS bulk download at SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb.
 
     Per student, the notebook named like the assignment is taken, else the only notebook; a student with
     several other notebooks is skipped (and listed). Students are named by the LMS id, or by the roster's
-    id when the roster has that id or exactly one row with that name. Files are written only if they changed.
+    id when the roster has that id or exactly one row with that name; LMS accounts whose names match the same
+    roster row are each kept under their LMS id and listed as a ``name_collision`` (``ImportResult.collisions``).
+    Files are written only if they changed.
     """
     from autograde.gradebook import read_roster
 
@@ -113,7 +152,7 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
         raise ValueError(f"assignment id {assignment!r} cannot be a folder name")
     rows = read_roster(roster) if roster else None
     result = ImportResult()
-    by_student: dict[str, list[Entry]] = {}
+    keyed: list[tuple[str, Entry]] = []
     with zipfile.ZipFile(zip_path) as zf:
         infos = {i.filename: i for i in zf.infolist() if not i.is_dir()}
         for member in sorted(infos):
@@ -125,14 +164,14 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
             if not e.file.lower().endswith(".ipynb"):
                 result.skipped.append((member, "not a notebook"))
                 continue
-            by_student.setdefault(_student_id(e, rows, result), []).append(e)
-        for student, entries in sorted(by_student.items()):
+            keyed.append((_student_id(e, rows, result), e))
+        for student, entries in sorted(_apart(keyed, result).items()):
             if not SAFE_ID.match(student):
                 result.skipped.append((entries[0].member, f"student id {student!r} cannot be a folder name"))
                 continue
             named = [e for e in entries if _notebook_stem(e.file) == assignment]
             pick = named if named else entries
-            if len({(e.lms, e.lms_id) for e in entries}) > 1:
+            if len({(e.lms, e.lms_id) for e in entries}) > 1:   # one id on two platforms in an "auto" zip
                 result.skipped += [(e.member, f"two LMS accounts map to student {student!r}") for e in entries]
                 continue
             if len(pick) != 1:
@@ -175,7 +214,7 @@ def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[di
     out = Path(out)
     export(out)
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+        rows = [{k: uncell(v) for k, v in r.items()} for r in csv.DictReader(f)]   # grades.csv wrote cell()s
     found = sorted({r["assignment"] for r in rows})
     if assignment is None:
         if len(found) != 1:
@@ -184,14 +223,6 @@ def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[di
     if assignment not in found:
         raise ValueError(f"{out} holds no grades for {assignment!r} (it has {found})")
     return assignment, [r for r in rows if r["assignment"] == assignment]
-
-
-def _csv_text(header: list[str], rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\r\n")   # RFC 4180 line ends, as spreadsheet exports write
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue()
 
 
 def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, assignment: str | None = None,
@@ -226,10 +257,13 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
         else:
             raise ValueError(f"unknown LMS {lms!r}: canvas or moodle")
     header = (CANVAS_FIXED if lms == "canvas" else MOODLE_FIXED) + [column]
-    write_atomic(Path(dest), _csv_text(header, body))
+    # every field through spreadsheet.cell: roster names are the students' LMS display names; RFC 4180 line ends
+    write_atomic(Path(dest), csv_text(header, body))
+    from autograde.grade import shown   # student ids are folder names, and grades.csv keeps any folder's row
+
     if pending:
-        log(f"left blank, not final yet: {', '.join(pending)}")
+        log(shown(f"left blank, not final yet: {', '.join(pending)}"))
     flagged = [r["student"] for r in rows if r["status"] == "flagged"]
     if flagged:
-        log(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}")
+        log(shown(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}"))
     return len(body)

@@ -162,3 +162,64 @@ def test_command_line(tmp_path, capsys):
     assert main(["lms-export", str(out), "--lms", "canvas", "--to", str(tmp_path / "c.csv")]) == 0
     assert (tmp_path / "c.csv").read_text().splitlines()[0].endswith(f",{A}")
     assert "imported 3 submission(s)" in capsys.readouterr().out
+
+
+def test_name_collision_keeps_both_canvas(tmp_path):
+    """Issue 37: an account renamed to a classmate's name made both entries skipped, and the classmate had no row.
+    Both are kept, each under its Canvas user id, and the collision is named; a roster row that names the
+    classmate by the LMS id keeps that folder (Babbage is roster id 1004)."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
+    z = _zip(tmp_path / "c.zip", {f"lovelaceada_1001_5551_{A}.ipynb": _nb("ada"),
+                                  f"lovelaceada_1009_5559_{A}.ipynb": _nb("mallory"),      # renamed to Ada
+                                  f"babbagecharles_1004_5554_{A}.ipynb": _nb("charles"),
+                                  f"babbagecharles_1010_5560_{A}.ipynb": _nb("eve")})      # renamed to Charles
+    subs = tmp_path / "submitted"
+    res = import_zip(z, subs, A, roster=roster)
+    assert res.skipped == []
+    assert {s: _tag(subs / s / A / f"{A}.ipynb") for s in res.placed} == \
+        {"1001": "ada", "1009": "mallory", "1004": "charles", "1010": "eve"}
+    assert [(c.student, [a[3] for a in c.accounts]) for c in res.collisions] == \
+        [("1004", ["1004", "1010"]), ("s1", ["1001", "1009"])]
+    assert res.collisions[1].line().startswith("name_collision: 2 LMS accounts match roster student s1 by name")
+
+
+def test_name_collision_keeps_both_moodle(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
+    z = _zip(tmp_path / "m.zip", {f"Ada Lovelace_2001_assignsubmission_file_/{A}.ipynb": _nb("ada"),
+                                  f"ada lovelace_2009_assignsubmission_file_/{A}.ipynb": _nb("mallory"),
+                                  f"Grace Hopper_2002_assignsubmission_file_/{A}.ipynb": _nb("grace")})
+    subs = tmp_path / "submitted"
+    res = import_zip(z, subs, A, lms="moodle", roster=roster)
+    assert res.skipped == []
+    assert {s: _tag(subs / s / A / f"{A}.ipynb") for s in res.placed} == {"2001": "ada", "2009": "mallory",
+                                                                          "s2": "grace"}
+    assert [(c.student, c.accounts) for c in res.collisions] == [
+        ("s1", [("moodle", "2001", "Ada Lovelace", "2001"), ("moodle", "2009", "ada lovelace", "2009")])]
+
+
+def test_command_line_names_the_collision_and_escapes_names(tmp_path, capsys):
+    from autograde.__main__ import main
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
+    z = _zip(tmp_path / "c.zip", {f"lovelaceada_1001_5551_{A}.ipynb": _nb("ada"),
+                                  "lovelaceada_1009_5559_\x1b[2J\x1b]0;pwned\x07.ipynb": _nb("mallory")})
+    assert main(["lms-import", str(z), "--assignment", A, "--to", str(tmp_path / "s"), "--roster", str(roster)]) == 0
+    out = capsys.readouterr().out
+    assert "name_collision: 2 LMS accounts match roster student s1" in out and "imported 2 submission(s)" in out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b[2J" in out
+
+
+def test_export_log_escapes_folder_names(tmp_path):
+    """A row's student id is its folder's name; the lines lms-export prints show control characters escaped."""
+    out = _graded_out(tmp_path)
+    p = out / "details" / "x\x1b[2J" / f"{A}.json"
+    p.parent.mkdir(parents=True)
+    p.write_text(json.dumps({"student": "x\x1b[2J", "assignment": A, "score": 0.0, "max_score": 26.0,
+                             "conditions": [["error", "boom"]], "flags": [], "notebooks": {}, "status": "error",
+                             "detail": "boom"}))
+    said = []
+    export_grades(out, tmp_path / "c.csv", "canvas", log=said.append)
+    assert any("x\\x1b[2J (error)" in s for s in said) and not any("\x1b" in s for s in said), said
