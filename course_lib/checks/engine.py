@@ -133,6 +133,8 @@ class Contract:
     meta: bool = False           # derived case: the first case with tensors, on the `meta` device: the results
                                  # must be on the input's device (no tensor made on the CPU regardless)
     number: bool = False         # the text asks for a Python float: a tensor, even a 0-dim one, is not one
+    any_float: bool = False      # the text lets any float dtype come back: derived cases ask for a float dtype,
+                                 # not the input's (04's attention: float64 results are allowed)
     cost: tuple = ()             # (small case label, large case label, max ratio): the cost the text states, as
                                  # Python lines executed (deterministic, unlike time) on two inputs that differ
                                  # only in the size the cost must not grow with
@@ -740,8 +742,10 @@ def _meta_cannot_run(error: str) -> bool:
     return "meta" in low and not any(p in low for p in ("expected device", "same device", "two devices"))
 
 
-def _on_meta(expected: Any, got: Any, case: Case | None = None, where: str = "") -> str | None:
-    """Results of a call on ``meta`` tensors: meta tensors of the expected shape and dtype; other values equal."""
+def _on_meta(expected: Any, got: Any, case: Case | None = None, where: str = "", any_float: bool = False
+             ) -> str | None:
+    """Results of a call on ``meta`` tensors: meta tensors of the expected shape and dtype (with ``any_float``, a
+    float dtype where a float one is expected); other values equal."""
     torch = _torch()
     if torch is not None and isinstance(expected, torch.Tensor):
         if not isinstance(got, torch.Tensor):
@@ -749,16 +753,27 @@ def _on_meta(expected: Any, got: Any, case: Case | None = None, where: str = "")
         if got.device.type != "meta":
             return (f"given inputs on the `meta` device, your function returned a tensor on {got.device}{where}: "
                     "make new tensors on the input's device (device=x.device, torch.zeros_like(x), x.new_full(...))")
-        if tuple(got.shape) != tuple(expected.shape) or got.dtype != expected.dtype:
-            return (f"expected shape {tuple(expected.shape)} and dtype {expected.dtype}{where}, got shape "
-                    f"{tuple(got.shape)} and dtype {got.dtype}")
+        dtype_ok = got.dtype == expected.dtype or (any_float and expected.is_floating_point()
+                                                    and got.is_floating_point())
+        if tuple(got.shape) != tuple(expected.shape) or not dtype_ok:
+            return (f"expected shape {tuple(expected.shape)} and dtype "
+                    f"{'a float dtype' if any_float and expected.is_floating_point() else expected.dtype}{where}, "
+                    f"got shape {tuple(got.shape)} and dtype {got.dtype}")
         return None
     if type(expected) in (list, tuple) and type(got) is type(expected) and len(got) == len(expected):
         for i, (e, g) in enumerate(zip(expected, got)):
-            if (m := _on_meta(e, g, case, f"{where}[{i}]")) is not None:
+            if (m := _on_meta(e, g, case, f"{where}[{i}]", any_float)) is not None:
                 return m
         return None
     return None if _same(expected, got) else f"expected {_short(expected)}{where}, got {_short(got)}"
+
+
+def _on_meta_any_float(expected: Any, got: Any, case: Case | None = None) -> str | None:
+    """``_on_meta`` for a check whose text lets any float dtype come back."""
+    return _on_meta(expected, got, case, any_float=True)
+
+
+_META_COMPARES = (_on_meta, _on_meta_any_float)
 
 
 def derived_cases(base: list[Case], contract: Contract, compare: Comparator) -> list[Case]:
@@ -787,7 +802,8 @@ def derived_cases(base: list[Case], contract: Contract, compare: Comparator) -> 
         c = next((c for c in plain if _tensors([c.args, c.kwargs])), None)
         if c is not None:
             out.append(Case(args=_map_tensors(c.args, meta), kwargs=_map_tensors(c.kwargs, meta),
-                            label=f"{c.label} [inputs on the meta device]", compare=_on_meta,
+                            label=f"{c.label} [inputs on the meta device]",
+                            compare=_on_meta_any_float if contract.any_float else _on_meta,
                             expected=c.expected if c.expected is MISSING else _map_tensors(c.expected, meta)))
     return out
 
@@ -1179,7 +1195,7 @@ def judge(check: Check, cases: Sequence[Case], outcomes: Sequence[Outcome], expe
                                              f"it returned {_describe(out.value)}"))
             continue
         if out.error is not None:
-            if case.compare is _on_meta and _meta_cannot_run(out.error):
+            if case.compare in _META_COMPARES and _meta_cannot_run(out.error):
                 continue  # an operator with no meta kernel says nothing about where tensors are made
             failures.append((case.label, out.error))
             continue
