@@ -1,4 +1,5 @@
-"""Command line: ``python -m autograde {release,grade,selfcheck,export,measure,roster,lms-import,lms-export,gradescope} ...``
+"""Command line: ``python -m autograde {release,grade,selfcheck,export,measure,roster,lms-import,lms-export,lms-feedback,
+stage-feedback,report,similarity,gradescope} ...``
 (``--help`` on each)."""
 
 from __future__ import annotations
@@ -80,6 +81,35 @@ def main(argv: list[str] | None = None) -> int:
                                      "e.g. '02 Logits (1234)'; Moodle: any, mapped at import); default: the assignment id")
     lx.add_argument("--assignment", help="which assignment of OUT (default: the only one)")
     lx.add_argument("--roster", help="roster CSV (default: OUT/roster.csv if present)")
+    lx.add_argument("--submissions", help="the folder lms-import wrote (its record gives Canvas user ids and "
+                                          "tells Moodle participant ids from roster ids)")
+
+    lf = sub.add_parser("lms-feedback", help="OUT's feedback pages as Canvas's re-upload zip or Moodle's feedback-files "
+                                             "zip, named by the ids in the zip lms-import read")
+    lf.add_argument("out")
+    lf.add_argument("dest", help="zip file to write")
+    lf.add_argument("--lms", choices=["canvas", "moodle"], required=True)
+    lf.add_argument("--submissions", required=True, help="the folder lms-import wrote (holds its record)")
+    lf.add_argument("--assignment", required=True)
+
+    sf = sub.add_parser("stage-feedback", help="put each exchange submission's secret beside its feedback pages in OUT, "
+                                               "for nbgrader release_feedback (docs/instructors.md)")
+    sf.add_argument("out")
+    sf.add_argument("--submissions", required=True, help="nbgrader's submitted/ folder (collect)")
+    sf.add_argument("--assignment", required=True)
+
+    cr = sub.add_parser("report", help="class report: per exercise score distribution and most frequent failing checks "
+                                       "(HTML with plots, CSVs)")
+    cr.add_argument("out")
+    cr.add_argument("dest", help="folder to write report.html, exercises.csv, failures.csv, students.csv into")
+    cr.add_argument("--assignment", help="only this assignment")
+
+    si = sub.add_parser("similarity", help="pairs of submissions whose answer cells are unusually similar "
+                                           "(copydetect; a report to read, never a penalty)")
+    si.add_argument("source", help="OUT (reads OUT/autograded) or a submissions folder <student>/<assignment>/*.ipynb")
+    si.add_argument("dest", help="folder to write similarity.html and similarity.csv into")
+    si.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    si.add_argument("--top", type=int, default=50, help="pairs listed per assignment")
 
     gs = sub.add_parser("gradescope", help="build a Gradescope autograder zip (setup.sh, run_autograder) for one assignment")
     gs.add_argument("assignment")
@@ -160,8 +190,39 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "lms-export":
         from autograde.lms import export_grades
         n = export_grades(Path(args.out), Path(args.to), args.lms, column=args.column, assignment=args.assignment,
-                          roster=Path(args.roster) if args.roster else None)
+                          roster=Path(args.roster) if args.roster else None,
+                          submissions=Path(args.submissions) if args.submissions else None)
         print(f"wrote {n} row(s) -> {args.to}")
+        return 0
+    if args.cmd == "lms-feedback":
+        from autograde.feedback_zip import build
+        from autograde.grade import shown
+        res = build(Path(args.out), Path(args.dest), args.lms, Path(args.submissions), args.assignment)
+        if res.unnamed:
+            print(shown(f"not in the {args.lms} zip lms-import read (no feedback file for them): "
+                        f"{', '.join(res.unnamed)}"))
+        print(f"wrote {len(res.members)} feedback page(s) -> {args.dest}")
+        return 0
+    if args.cmd == "stage-feedback":
+        from autograde.feedback_zip import stage_release_feedback
+        from autograde.grade import shown
+        staged, without = stage_release_feedback(Path(args.out), Path(args.submissions), args.assignment)
+        if without:
+            print(shown(f"no exchange submission secret (not submitted through nbgrader): {', '.join(without)}"))
+        print(f"staged {len(staged)} student(s); now: cd {args.out} && nbgrader release_feedback {args.assignment} "
+              "--course=COURSE_ID")
+        return 0
+    if args.cmd == "report":
+        from autograde.report import write_report
+        paths = write_report(Path(args.out), Path(args.dest), assignment=args.assignment)
+        for path in paths:
+            print("wrote", path)
+        return 0
+    if args.cmd == "similarity":
+        from autograde.similarity import write_similarity
+        paths = write_similarity(Path(args.source), Path(args.dest), assignments=args.assignment, top=args.top)
+        for path in paths:
+            print("wrote", path)
         return 0
     if args.cmd == "gradescope":
         from autograde.gradescope import build_bundle

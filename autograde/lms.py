@@ -15,13 +15,14 @@ destination is built only from the assignment id and a student id that is a plai
 from __future__ import annotations
 
 import csv
+import json
 import re
 import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from autograde.course import write_atomic
+from autograde.course import dump_json, write_atomic
 from autograde.spreadsheet import csv_text, uncell
 
 MAX_NOTEBOOK_BYTES = 50 << 20
@@ -69,6 +70,7 @@ class ImportResult:
     late: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)   # students named by the LMS id: no roster row matched
     collisions: list[Collision] = field(default_factory=list)
+    accounts: dict[str, Entry] = field(default_factory=dict)   # student folder -> the entry placed there
 
 
 def _key(text: str) -> str:
@@ -195,9 +197,46 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
                 tmp.write_bytes(data)
                 tmp.replace(dest)
             result.placed[student] = e.member
+            result.accounts[student] = e
             if e.late:
                 result.late.append(student)
+    _write_record(Path(submissions), assignment, result)
     return result
+
+
+# ----------------------------------------------------------------------------------------- import record
+RECORD_DIR = ".lms"   # SUBMISSIONS/.lms/<assignment>.json; `grade` skips folders whose names begin with "."
+
+
+def record_path(submissions: Path, assignment: str) -> Path:
+    """Where ``import_zip`` keeps which LMS account and zip member each student folder came from."""
+    return Path(submissions) / RECORD_DIR / f"{assignment}.json"
+
+
+def _write_record(submissions: Path, assignment: str, result: ImportResult) -> None:
+    """Merge this import's accounts into the record: the feedback zips need each platform's own names back
+    (Canvas: user id and attachment id; Moodle: participant id) and lms-export needs to know which folder names
+    are LMS ids rather than roster ids."""
+    path = record_path(submissions, assignment)
+    record = read_record(submissions, assignment)
+    for student, e in result.accounts.items():
+        record[student] = {"lms": e.lms, "lms_id": e.lms_id, "name": e.name, "member": e.member, "file": e.file,
+                           "late": e.late}
+    write_atomic(path, dump_json(record))
+
+
+def read_record(submissions: Path | None, assignment: str) -> dict[str, dict]:
+    """Student folder -> the LMS account it was imported from ({} when there is no record)."""
+    if submissions is None:
+        return {}
+    path = record_path(submissions, assignment)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not an import record")
+    return data
 
 
 # ------------------------------------------------------------------------------------------------ export
@@ -226,36 +265,56 @@ def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[di
 
 
 def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, assignment: str | None = None,
-                  roster: Path | None = None, log=print) -> int:
+                  roster: Path | None = None, log=print, submissions: Path | None = None) -> int:
     """Write OUT's final scores of one assignment as a Canvas gradebook CSV or a Moodle grade-import CSV.
 
-    Canvas: columns Student ("Last, First"), ID, SIS User ID, SIS Login ID, Section, then one column named
-    ``column`` (an existing assignment's header, e.g. ``Softmax (1234)``, or a new name, which creates an
-    assignment); a student id of digits goes to ID (a Canvas user id, as ``lms-import`` names students),
-    any other to SIS User ID. Moodle: First name, Last name, ID number (the student id), Email address and
-    the grade column, mapped at import ("Identify user by": email or ID number). Scores that are not final
-    (written answers not yet graded, harness errors) are left blank and listed. Returns the row count.
+    Each row names its student in a column the platform matches on, and never in a column it would misread:
+    - Canvas (canvas-lms app/models/gradebook_importer.rb, ``process_student``): the ``ID`` column is looked up as
+      Canvas's internal user id first, then ``SIS User ID``, then ``SIS Login ID``, then the name. A university id
+      of digits in ``ID`` would grade whichever Canvas user has that internal id, so ``ID`` holds only a Canvas
+      user id taken from the zip ``lms-import`` read (its record under SUBMISSIONS/.lms/); a roster id goes to
+      ``SIS User ID``. A ``Points Possible`` row (first field matched by /Points Possible/, ``process_pp``) follows
+      the header. ``column`` is an existing assignment's header, e.g. ``Softmax (1234)``, or a new name.
+    - Moodle (grade/import/csv, "Identify user by"): ``ID number`` holds the roster id and ``Email address`` the
+      roster's e-mail. A folder named by a Moodle participant id (imported without a roster row) is not a user
+      id Moodle can map, and an unmapped user stops Moodle's whole import: such rows are left out and listed.
+    Scores that are not final (written answers not yet graded, harness errors) are left blank and listed.
+    Returns the number of student rows written.
     """
     from autograde.gradebook import read_roster
 
+    if lms not in ("canvas", "moodle"):
+        raise ValueError(f"unknown LMS {lms!r}: canvas or moodle")
     assignment, rows = final_grades(out, assignment)
     roster_path = roster or (Path(out) / "roster.csv")
     people = {r["id"]: r for r in read_roster(roster_path)} if Path(roster_path).exists() else {}
+    record = read_record(submissions, assignment)
     column = column or assignment
-    body, pending = [], []
+    body, pending, unmatched, left_out = [], [], [], []
     for r in rows:
         sid = r["student"]
-        p = people.get(sid, {"first": "", "last": "", "email": ""})
+        p = people.get(sid)
+        account = record.get(sid, {})
         score = "" if r["status"] in NOT_FINAL else r["score"]
         if r["status"] in NOT_FINAL:
             pending.append(f"{sid} ({r['status']})")
+        from_lms = account.get("lms_id") == sid   # the folder is named by the LMS's own id: no roster row matched
+        if p is None:
+            unmatched.append(sid)
         if lms == "canvas":
-            name = f"{p['last']}, {p['first']}" if p["last"] or p["first"] else sid
-            body.append([name, sid if sid.isdigit() else "", "" if sid.isdigit() else sid, "", "", score])
-        elif lms == "moodle":
-            body.append([p["first"], p["last"], sid, p["email"], score])
+            canvas_id = account.get("lms_id", "") if account.get("lms") == "canvas" else ""
+            name = f"{p['last']}, {p['first']}" if p and (p["last"] or p["first"]) else sid
+            sis = "" if from_lms and p is None else sid
+            body.append([name, canvas_id, sis, "", "", score])
         else:
-            raise ValueError(f"unknown LMS {lms!r}: canvas or moodle")
+            if from_lms and p is None and account.get("lms") == "moodle":
+                left_out.append(sid)
+                continue
+            body.append([p["first"] if p else "", p["last"] if p else "", sid, p["email"] if p else "", score])
+    if lms == "canvas":
+        points = max((float(r["max_score"]) for r in rows), default=0.0)
+        # canvas-lms reads the row whose first field matches /Points Possible/ as the columns' maxima
+        body.insert(0, ["Points Possible", "", "", "", "", f"{points:g}"])
     header = (CANVAS_FIXED if lms == "canvas" else MOODLE_FIXED) + [column]
     # every field through spreadsheet.cell: roster names are the students' LMS display names; RFC 4180 line ends
     write_atomic(Path(dest), csv_text(header, body))
@@ -263,7 +322,12 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
 
     if pending:
         log(shown(f"left blank, not final yet: {', '.join(pending)}"))
+    if left_out:
+        log(shown(f"left out, named by a Moodle participant id that Moodle's grade import cannot map (add them to "
+                  f"the roster and import again): {', '.join(left_out)}"))
+    if unmatched and people:
+        log(shown(f"not in the roster (matched by id only): {', '.join(unmatched)}"))
     flagged = [r["student"] for r in rows if r["status"] == "flagged"]
     if flagged:
         log(shown(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}"))
-    return len(body)
+    return len(body) - (1 if lms == "canvas" else 0)

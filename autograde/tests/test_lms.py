@@ -77,7 +77,7 @@ def test_canvas_import_by_lms_id(tmp_path):
     assert "2 candidate notebooks" in skipped["noetheremmy_1005_5555_a.ipynb"]
     assert "../../evil_1_2_x.ipynb" in skipped and not (tmp_path.parent / "evil").exists()
     assert sorted(p.relative_to(subs).as_posix() for p in subs.rglob("*") if p.is_file()) == \
-        [f"{s}/{A}/{A}.ipynb" for s in ("1001", "1002", "1004")]
+        [f".lms/{A}.json"] + [f"{s}/{A}/{A}.ipynb" for s in ("1001", "1002", "1004")]   # + the import record
 
 
 def test_canvas_import_with_roster_is_idempotent(tmp_path):
@@ -127,7 +127,9 @@ def test_canvas_export(tmp_path):
         rows = list(csv.reader(f))
     # Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then assignment columns
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Softmax (4321)"]
-    assert rows[1:] == [["Babbage, Charles", "1001", "", "", "", "25.5"],
+    # no import record: an all-digit roster id is a university id, never Canvas's internal ID (issue 34)
+    assert rows[1] == ["Points Possible", "", "", "", "", "26"]
+    assert rows[2:] == [["Babbage, Charles", "", "1001", "", "", "25.5"],
                         ["Lovelace, Ada", "", "s1", "", "", "26"],
                         ["Hopper, Grace", "", "s2", "", "", ""]]          # manual marks pending: blank
 
@@ -157,7 +159,7 @@ def test_command_line(tmp_path, capsys):
 
     z = _zip(tmp_path / "m.zip", MOODLE)
     assert main(["lms-import", str(z), "--assignment", A, "--to", str(tmp_path / "submitted")]) == 0
-    assert sorted(p.name for p in (tmp_path / "submitted").iterdir()) == ["2001", "2002", "2004"]
+    assert sorted(p.name for p in (tmp_path / "submitted").iterdir()) == [".lms", "2001", "2002", "2004"]
     out = _graded_out(tmp_path)
     assert main(["lms-export", str(out), "--lms", "canvas", "--to", str(tmp_path / "c.csv")]) == 0
     assert (tmp_path / "c.csv").read_text().splitlines()[0].endswith(f",{A}")
