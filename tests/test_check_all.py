@@ -75,3 +75,28 @@ def test_every_assignment_has_its_checks_in_notebook_order():
 def test_unknown_assignment_names_the_known_ones():
     with pytest.raises(KeyError, match="02_logits_softmax"):
         check_all({}, "99_nope")
+
+
+def test_a_test_cell_lets_run_all_go_on_for_an_unanswered_exercise_but_fails_when_graded(capsys, monkeypatch):
+    """Issue 35: "Run All" on a partly done notebook reaches the end: an unanswered exercise's test cell prints
+    "not attempted" instead of raising; under the grader (COURSE_GRADING=1, which it sets in the kernel) the
+    same cell raises, so nbgrader scores it 0; a half-written answer that raises NotImplementedError on some
+    inputs only still fails, so its passing cases are not hidden."""
+    from course_lib.checks import CheckFailed, check
+
+    def softmax(logits):
+        raise NotImplementedError()
+
+    def half(logits):
+        if logits.dim() > 1:
+            raise NotImplementedError("batches later")
+        return torch.softmax(logits, -1)
+
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    assert check("softmax", softmax) is None
+    assert "softmax: not attempted yet" in capsys.readouterr().out
+    with pytest.raises(CheckFailed):
+        check("softmax", half)
+    monkeypatch.setenv("COURSE_GRADING", "1")
+    with pytest.raises(CheckFailed, match="NotImplementedError"):
+        check("softmax", softmax)

@@ -7,7 +7,8 @@ from typing import Any, Mapping, NamedTuple
 
 from course_lib.checks.engine import (
     HISTORY, MISSING, VISIBLE, Case, Check, CheckFailed, CheckResult, Generator, Outcome, Registry, Resource,
-    allclose, check, decode, dumps, encode, evaluate, exact, judge, loads, multinomial_fit, register_resource,
+    allclose, check, decode, dumps, encode, evaluate, exact, judge, loads, multinomial_fit, not_attempted,
+    register_resource,
     rule_failures, run_cases, set_equal,
 )
 
@@ -42,12 +43,6 @@ def visible_checks(assignment: str) -> list[Check]:
     return [c for mod in modules for c in mod.CHECKS]
 
 
-def _not_attempted(cases: list[Case], outcomes: list[Outcome]) -> bool:
-    """Every case stopped at NotImplementedError: the stub is still there (a half-written answer that raises
-    it only on some inputs counts as failed, so that its passing cases are not hidden)."""
-    return bool(outcomes) and all(o.error is not None and "NotImplementedError" in o.raised for o in outcomes)
-
-
 def run_check(chk: Check, namespace: Mapping[str, Any]) -> tuple[Status, CheckResult | None]:
     """Run one visible check on the function the namespace holds; never raises for the student's errors."""
     fn = namespace.get(chk.exercise)
@@ -58,7 +53,7 @@ def run_check(chk: Check, namespace: Mapping[str, Any]) -> tuple[Status, CheckRe
     if missing:  # a visible check always carries its expected values; this is a course bug, say so
         return Status(chk.name, chk.exercise, FAILED, f"internal: cases {missing} have no expected value"), None
     outcomes = run_cases(chk, fn, cases)
-    if _not_attempted(cases, outcomes):
+    if not_attempted(outcomes):
         return Status(chk.name, chk.exercise, NOT_ATTEMPTED, "still raises NotImplementedError"), None
     result = judge(chk, cases, outcomes, [c.expected for c in cases])
     result.failures += rule_failures(chk, fn)

@@ -1363,9 +1363,27 @@ class Registry:
 VISIBLE = Registry("course_lib.checks")
 
 
+def not_attempted(outcomes: Sequence[Outcome]) -> bool:
+    """Every case stopped at NotImplementedError: the stub is still there (a half-written answer that raises it
+    only on some inputs counts as failed, so that its passing cases are not hidden)."""
+    return bool(outcomes) and all(o.error is not None and "NotImplementedError" in o.raised for o in outcomes)
+
+
 def check(name: str, fn: Callable) -> None:
     """Notebook one-liner: run the visible check ``name`` on the student's ``fn``; raise CheckFailed if it fails.
 
-    Returns None so a test cell shows only the printed verdict (results are kept in ``HISTORY``).
+    An exercise not attempted yet (every case raises NotImplementedError) prints so and lets "Run All" go on
+    in a student's own run; a grading run (``COURSE_GRADING=1``, set by the grader) raises as for any failure,
+    so the test cell scores 0 there. Returns None so a test cell shows only the printed verdict (results are
+    kept in ``HISTORY``).
     """
-    evaluate(VISIBLE.get(name), fn)
+    chk = VISIBLE.get(name)
+    if os.environ.get("COURSE_GRADING") != "1" and callable(fn):
+        cases = chk.cases()
+        outcomes = run_cases(chk, fn, cases[:1])
+        if not_attempted(outcomes) and not_attempted(run_cases(chk, fn, cases)):
+            HISTORY.append(CheckResult(chk.name, len(cases), [("*", "not attempted")], chk.hint))
+            print(f"· {chk.name}: not attempted yet ({chk.exercise} still raises NotImplementedError); "
+                  "the notebook goes on. Graded, this check counts as failed.")
+            return
+    evaluate(chk, fn)
