@@ -372,3 +372,31 @@ def test_a_filled_notebook_passes_every_visible_check_in_the_fresh_venv(fresh_ve
     assert "ERRORS []" in out, out[-4000:]
     n_checks = len(re.findall(r"^ [✓✗·?] ", out, re.M))     # the rows of "check my work"
     assert n_checks >= 6 and f"{n_checks} passed, 0 failed, 0 not attempted (of {n_checks})" in out, out[-3000:]
+
+
+def test_the_editions_colab_cell_installs_it_in_the_fresh_venv(fresh_venv, tmp_path):
+    """The first cell of an edition published with a URL, run with Colab forced on, as Colab's kernel would: its
+    `%pip install --no-deps URL` (here a copy of that edition: what the git URL gives), then `setup()` (nothing to
+    install: the venv has every requirement; the model file is verified in its cache). Offline: no index, and
+    setuptools from the venv instead of an isolated build. Runs last: it reinstalls the edition in the venv."""
+    published = publish(Course(), tmp_path / "out", "https://github.com/acme/llm-course")
+    src = tmp_path / "src"
+    shutil.copytree(published.folder, src)
+    nb = json.loads((src / "notebooks" / FILLED / f"{FILLED}.ipynb").read_text(encoding="utf-8"))
+    cell = next(cell_source(c) for c in nb["cells"] if c["cell_type"] == "code")
+    url = "git+https://github.com/acme/llm-course.git"
+    assert f'COURSE_GIT_URL = "{url}"' in cell and "%pip install -q --no-deps {COURSE_GIT_URL}" in cell
+    body = cell.replace(url, str(src)).replace(
+        "%pip install -q --no-deps {COURSE_GIT_URL}",
+        "subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', '--no-deps', COURSE_GIT_URL], check=True)")
+    assert "%" not in body
+    script = tmp_path / "cell.py"
+    script.write_text("import subprocess, sys\n" + body + "\nimport course_lib, importlib.util as u\n"
+                      "print('[test]', course_lib.__file__, course_lib.cl100k_base().name, u.find_spec('autograde'))\n")
+    env = {**venv_env(fresh_venv), "COLAB_RELEASE_TAG": "forced", "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+    done = subprocess.run([str(fresh_venv), str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "[course] ready" in done.stdout
+    where, enc, grader = done.stdout.split("[test] ")[1].split()
+    assert Path(where).is_relative_to(fresh_venv.parents[1]) and (enc, grader) == ("cl100k_base", "None"), done.stdout
