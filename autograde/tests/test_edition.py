@@ -25,7 +25,7 @@ Works alone: a fresh venv whose only third-party packages come from the instruct
 (a `.pth` line: the editable install's finder is not run, so neither `autograde` nor the instructor's course_lib
 is importable, which the test asserts) gets the edition's wheel (`pip install --no-deps --no-index`); there the
 edition's own `course.py test` passes (its install and check-machinery tests, and its untouched-notebook test
-for the cheapest notebooks, 02 and 03; the edition runs all five), and notebook 02 with its answer cells filled
+for the cheapest notebook, 02; the edition's own `./course test` runs all five), and notebook 02 with its answer cells filled
 in from solutions/ (in a temporary file, never in the edition) passes every visible check and "check my work"
 shows all passed. Measured on the 2-core machine: see the module's durations in docs/instructors.md.
 """
@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTES_DIR = ROOT.parent / "shared" / "seed"
 FLOAT = re.compile(r"-?\d+\.\d{6,}(?:[eE][-+]?\d+)?")
 SHA256 = re.compile(r"\b[0-9a-f]{64}\b")
-CHEAP = ["02_logits_softmax", "03_sampling"]   # untouched: ~5 s each on 2 cores (01 ~9 s, 04 and 05 ~25 s)
+CHEAP = ["02_logits_softmax"]   # untouched: ~5 s on 2 cores (03 ~6 s, 01 ~9 s, 04 and 05 ~25 s: the edition runs all)
 FILLED = "02_logits_softmax"
 
 
@@ -349,7 +349,7 @@ def test_the_editions_own_tests_pass_in_a_fresh_venv(fresh_venv, edition, tmp_pa
     assert done.returncode == 0, out[-4000:]
     assert "PASS  pytest -q tests" in out
     ran = re.search(r"(\d+) passed", out)
-    assert ran and int(ran.group(1)) >= 15 and not re.search(r"\d+ (failed|error)", out), out[-2000:]
+    assert ran and int(ran.group(1)) >= 14 and not re.search(r"\d+ (failed|error)", out), out[-2000:]
     for a in CHEAP:
         assert f"test_untouched_notebook_runs_top_to_bottom[{a}]" in out, out[-3000:]
 
@@ -400,3 +400,76 @@ def test_the_editions_colab_cell_installs_it_in_the_fresh_venv(fresh_venv, tmp_p
     assert "[course] ready" in done.stdout
     where, enc, grader = done.stdout.split("[test] ")[1].split()
     assert Path(where).is_relative_to(fresh_venv.parents[1]) and (enc, grader) == ("cl100k_base", "None"), done.stdout
+
+
+# ------------------------------------------------------------------------------------------ route (b): the exchange
+STUDENT_SIDE = '''
+import json, os, sys
+from pathlib import Path
+from traitlets.config import Config
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
+
+exchange, home, answers = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
+os.chdir(home)
+def step(cls):
+    c = Config()
+    c.Exchange.root, c.CourseDirectory.course_id, c.CourseDirectory.assignment_id = exchange, "llm101", "fx"
+    c.CourseDirectory.root = str(home)
+    cls(coursedir=CourseDirectory(config=c), authenticator=Authenticator(config=c), config=c).start()
+step(ExchangeFetchAssignment)                        # the Assignments tab's "Fetch"
+path = home / "fx" / "fx.ipynb"
+nb = json.loads(path.read_text())
+for cell in nb["cells"]:
+    gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    if gid in answers:
+        cell["source"] = answers[gid]
+path.write_text(json.dumps(nb))
+step(ExchangeSubmit)                                 # the Assignments tab's "Submit"
+print("submitted as", os.getuid())
+'''
+
+
+def test_route_b_release_fetch_submit_collect_grade_through_nbgraders_exchange(fx_course, tmp_path):
+    """docs/instructors.md route (b) on the tiny fixture course: the instructor releases into a local exchange
+    folder; a second local user (nobody, uid 65534) fetches, answers and submits; the instructor collects and
+    grades with the harness's grade (what `python -m autograde grade` runs). Needs root and the sandbox."""
+    from traitlets.config import Config
+
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseAssignment
+
+    from autograde import sandbox
+    from autograde.grade import Limits, grade
+    from autograde.tests import unprivileged
+
+    if sandbox.unavailable() is not None or os.geteuid() != 0:
+        pytest.skip(f"needs root and the grading sandbox: {sandbox.unavailable()}")
+    course_root, submitted = fx_course.root, tmp_path / "submitted"   # collected outside the shared course
+    exchange = unprivileged.shared_folder("exchange-") / "exchange"
+
+    def instructor(cls, **dirs):
+        c = Config()
+        c.Exchange.root, c.CourseDirectory.course_id, c.CourseDirectory.assignment_id = str(exchange), "llm101", "fx"
+        c.CourseDirectory.root = str(course_root)
+        for k, v in dirs.items():
+            setattr(c.CourseDirectory, k, v)
+        cls(coursedir=CourseDirectory(config=c), authenticator=Authenticator(config=c), config=c).start()
+
+    instructor(ExchangeReleaseAssignment, release_directory="notebooks")      # nbgrader release_assignment fx
+    home = unprivileged.shared_folder("student-home-")
+    answers = {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n"}
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(home)}
+    done = subprocess.run(unprivileged.command([sys.executable, "-c", STUDENT_SIDE, str(exchange), str(home),
+                                                json.dumps(answers)], env), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "submitted as 65534" in done.stdout, (done.stdout + done.stderr)[-3000:]
+    instructor(ExchangeCollect, submitted_directory=str(submitted))          # nbgrader collect fx
+    assert [p.relative_to(submitted).as_posix() for p in submitted.glob("*/fx/fx.ipynb")] == ["nobody/fx/fx.ipynb"]
+    out = tmp_path / "graded"
+    grade(fx_course, submitted, out, limits=Limits(wall_s=120, memory_bytes=2 << 30), log=lambda *_: None)
+    rows = (out / "grades.csv").read_text().splitlines()
+    # double (2 points) and square (1) right; the written answer left as released scores 0 without a marker
+    assert rows[1:] == ["nobody,fx,3,4,graded,,"], rows
