@@ -27,7 +27,7 @@ is importable, which the test asserts) gets the edition's wheel (`pip install --
 edition's own `course.py test` passes (its install and check-machinery tests, and its untouched-notebook test
 for the cheapest notebook, 02; the edition's own `./course test` runs all five), and notebook 02 with its answer cells filled
 in from solutions/ (in a temporary file, never in the edition) passes every visible check and "check my work"
-shows all passed. Measured on the 2-core machine: see the module's durations in docs/instructors.md.
+shows all passed. Durations measured on the 2-core machine: docs/instructors.md, section 0.
 """
 
 from __future__ import annotations
