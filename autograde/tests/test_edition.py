@@ -218,6 +218,18 @@ def test_no_answer_in_the_editions_files(edition, the_secrets):
                      "environment.yml", "notebooks", "pyproject.toml", "tests"}
 
 
+def test_check_my_work_ships_unchanged(edition):
+    """The edition's visible checks are this repository's, byte for byte (so their verdicts are the same); only
+    colab.py (its URL) differs, and toy_inputs.py (hidden cases' inputs, registered only for grading) is left out."""
+    ours = {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in (ROOT / "course_lib").rglob("*.py")
+            if "__pycache__" not in p.parts}
+    theirs = {p.relative_to(edition.folder).as_posix(): p.read_bytes()
+              for p in (edition.folder / "course_lib").rglob("*.py")}
+    assert set(ours) - set(theirs) == {"course_lib/checks/toy_inputs.py"} and set(theirs) <= set(ours)
+    assert [n for n in theirs if theirs[n] != ours[n]] == ["course_lib/colab.py"]
+    assert "toy_inputs" not in "".join(t.decode() for t in theirs.values())
+
+
 def test_no_answer_and_no_autograde_in_the_wheel(wheel, the_secrets):
     texts = wheel_texts(wheel)
     assert {n.split("/")[0] for n in texts} == {"course_lib", "how_llms_work-0.1.0.dist-info"}, sorted(texts)
