@@ -43,7 +43,8 @@ NO_URL_MD = ("### Running on Colab\n"
              "This copy of the course has no online home, so Colab cannot install it. Work on your own machine: "
              "in the course's\nfolder run `./course lab` (README, \"Quick start\"), which opens this notebook in "
              "JupyterLab. On your own\nmachine or the course's JupyterLab the cell below does nothing: just run it.")
-NO_URL_CELL = ('# Colab only: this copy of the course has no online home to install from. Elsewhere this does nothing.\n'
+NO_URL_CELL = ('# Colab only: this copy of the course has no online home to install from. '
+               'Elsewhere this does nothing.\n'
                'import os\n'
                'if "COLAB_RELEASE_TAG" in os.environ:\n'
                '    raise RuntimeError("this copy of the course cannot be installed on Colab: open it on your own '
@@ -101,12 +102,12 @@ def student_notebook(text: str, url: str | None) -> str:
 
 def student_colab_module(text: str, url: str | None) -> str:
     """course_lib/colab.py with the edition's URL in place of the instructor repository's placeholder."""
-    note = ('"""Placeholder: the course\'s git URL. Replace OWNER (here, in every notebook\'s first cell and in README) when\n'
-            'the repository is published; `tests/test_colab.py` checks that the three agree."""')
+    note = ('"""Placeholder: the course\'s git URL. Replace OWNER (here, in every notebook\'s first cell and in '
+            'README) when\nthe repository is published; `tests/test_colab.py` checks that the three agree."""')
     if note not in text or PLACEHOLDER_GIT_URL not in text:
         raise ValueError("course_lib/colab.py changed: update autograde/publish.py's student_colab_module")
-    text = text.replace(note, '"""Where this edition is published (set by `python -m autograde publish --repo-url`; empty: '
-                              'nowhere)."""')
+    text = text.replace(note, '"""Where this edition is published (set by `python -m autograde publish '
+                              '--repo-url`; empty: nowhere)."""')
     return text.replace(PLACEHOLDER_GIT_URL, url or "")
 
 
@@ -155,7 +156,8 @@ def student_environment(project: dict, conda_text: str) -> str:
     extras = student_extras(project)
     pip = [d for d in project["dependencies"] if not d.startswith("torch")] + extras["lab"] + extras["test"]
     return "\n".join([
-        "# conda path: conda env create -f environment.yml && conda activate how-llms-work && pip install -e . --no-deps",
+        "# conda path: conda env create -f environment.yml && conda activate how-llms-work "
+        "&& pip install -e . --no-deps",
         "# Same packages and bounds as pyproject.toml (dependencies + the lab and test extras).",
         "name: how-llms-work", "channels:", "  - conda-forge", "dependencies:", python.group(0), torch.group(0),
         "  - pip", "  - pip:", *[f"      - {d}" for d in pip]]) + "\n"
@@ -195,7 +197,8 @@ def edition_files(course: Course, repo_url: str | None = None) -> dict[str, byte
                                        assignments).encode()
     for p in sorted((TEMPLATES / "tests").glob("*.py")):
         files[f"tests/{p.name}"] = p.read_bytes()
-    files[".gitignore"] = b".venv/\n__pycache__/\n*.pyc\n.pytest_cache/\n*.egg-info/\nbuild/\ndist/\n.ipynb_checkpoints/\n"
+    files[".gitignore"] = (b".venv/\n__pycache__/\n*.pyc\n.pytest_cache/\n*.egg-info/\nbuild/\ndist/\n"
+                           b".ipynb_checkpoints/\n")
     files["MANIFEST.sha256"] = "".join(f"{hashlib.sha256(files[k]).hexdigest()}  {k}\n"
                                        for k in sorted(files)).encode()
     return files

@@ -25,9 +25,10 @@ Works alone: a fresh venv whose only third-party packages come from the instruct
 (a `.pth` line: the editable install's finder is not run, so neither `autograde` nor the instructor's course_lib
 is importable, which the test asserts) gets the edition's wheel (`pip install --no-deps --no-index`); there the
 edition's own `course.py test` passes (its install and check-machinery tests, and its untouched-notebook test
-for the cheapest notebook, 02; the edition's own `./course test` runs all five), and notebook 02 with its answer cells filled
-in from solutions/ (in a temporary file, never in the edition) passes every visible check and "check my work"
-shows all passed. Durations measured on the 2-core machine: docs/instructors.md, section 0.
+for the cheapest notebook, 02; the edition's own `./course test` runs all five), and notebook 02 with its answer
+cells filled in from solutions/ (in a temporary file, never in the edition) passes every visible check and "check
+my work" shows all passed; the Colab cell of an edition published with a URL installs it there. Route (b) of
+docs/instructors.md runs end to end on the tiny fixture course. Durations: docs/instructors.md, section 0.
 """
 
 from __future__ import annotations
