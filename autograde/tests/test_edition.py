@@ -467,6 +467,7 @@ def test_route_b_release_fetch_submit_collect_grade_through_nbgraders_exchange(f
         c = Config()
         c.Exchange.root, c.CourseDirectory.course_id, c.CourseDirectory.assignment_id = str(exchange), "llm101", "fx"
         c.CourseDirectory.root = str(course_root)
+        c.CourseDirectory.db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"   # not in the shared fixture course
         for k, v in dirs.items():
             setattr(c.CourseDirectory, k, v)
         cls(coursedir=CourseDirectory(config=c), authenticator=Authenticator(config=c), config=c).start()
@@ -481,6 +482,7 @@ def test_route_b_release_fetch_submit_collect_grade_through_nbgraders_exchange(f
     assert done.returncode == 0 and "submitted as 65534" in done.stdout, (done.stdout + done.stderr)[-3000:]
     instructor(ExchangeCollect, submitted_directory=str(submitted))          # nbgrader collect fx
     assert [p.relative_to(submitted).as_posix() for p in submitted.glob("*/fx/fx.ipynb")] == ["nobody/fx/fx.ipynb"]
+    assert not (course_root / "gradebook.db").exists() and not (course_root / "submitted").exists()
     out = tmp_path / "graded"
     grade(fx_course, submitted, out, limits=Limits(wall_s=120, memory_bytes=2 << 30), log=lambda *_: None)
     rows = (out / "grades.csv").read_text().splitlines()
