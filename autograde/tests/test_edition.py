@@ -313,9 +313,12 @@ def test_readmes_quote_the_notes_verbatim(edition):
 
 # ------------------------------------------------------------------------------------------ works alone
 def fill_answers(student: Path, solution: Path, out: Path) -> None:
-    """The student notebook with each answer cell replaced by the solution notebook's cell of the same id."""
+    """The student notebook with each answer cell replaced by the solution notebook's cell of the same id, less
+    its `### BEGIN/END SOLUTION` marker lines (as a student's answer reads; the grader flags the markers)."""
     nb = json.loads(student.read_text(encoding="utf-8"))
-    answers = {c["id"]: cell_source(c) for c in json.loads(solution.read_text(encoding="utf-8"))["cells"]
+    answers = {c["id"]: "\n".join(line for line in cell_source(c).splitlines()
+                                  if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+               for c in json.loads(solution.read_text(encoding="utf-8"))["cells"]
                if c["cell_type"] == "code" and "### BEGIN SOLUTION" in cell_source(c)}
     filled = 0
     for cell in nb["cells"]:
