@@ -451,20 +451,30 @@ def test_route_b_release_fetch_submit_collect_grade_through_nbgraders_exchange(f
     """docs/instructors.md route (b) on the tiny fixture course: the instructor releases into a local exchange
     folder; a second local user (nobody, uid 65534) fetches, answers and submits; the instructor collects and
     grades with the harness's grade (what `python -m autograde grade` runs). Needs root and the sandbox."""
-    from traitlets.config import Config
-
-    from nbgrader.auth import Authenticator
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseAssignment
-
     from autograde import sandbox
-    from autograde.grade import Limits, grade
     from autograde.tests import unprivileged
 
     if sandbox.unavailable() is not None or os.geteuid() != 0:
         pytest.skip(f"needs root and the grading sandbox: {sandbox.unavailable()}")
     course_root, submitted = fx_course.root, tmp_path / "submitted"   # collected outside the shared course
     exchange = unprivileged.shared_folder("exchange-") / "exchange"
+    home = unprivileged.shared_folder("student-home-")
+    try:
+        _route_b(fx_course, course_root, submitted, exchange, home, tmp_path)
+    finally:
+        shutil.rmtree(exchange.parent, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _route_b(fx_course, course_root: Path, submitted: Path, exchange: Path, home: Path, tmp_path: Path) -> None:
+    from traitlets.config import Config
+
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseAssignment
+
+    from autograde.grade import Limits, grade
+    from autograde.tests import unprivileged
 
     def instructor(cls, **dirs):
         c = Config()
@@ -476,7 +486,6 @@ def test_route_b_release_fetch_submit_collect_grade_through_nbgraders_exchange(f
         cls(coursedir=CourseDirectory(config=c), authenticator=Authenticator(config=c), config=c).start()
 
     instructor(ExchangeReleaseAssignment, release_directory="notebooks")      # nbgrader release_assignment fx
-    home = unprivileged.shared_folder("student-home-")
     answers = {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n"}
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(home)}
     done = subprocess.run(unprivileged.command([sys.executable, "-c", STUDENT_SIDE, str(exchange), str(home),
