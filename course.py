@@ -11,6 +11,9 @@
 '.[grading,test]'`, the model file (python -m course_lib.weights fetch), nbgrader's JupyterLab extensions; as root
 with apt-get, the missing system packages: bubblewrap and util-linux (grading sandbox), and for `test` also
 chromium (the browser test).
+In the student edition (written by `python -m autograde publish`: no autograde/ folder) the same file installs
+`pip install -e '.[lab,test]'` instead and skips what only grading needs (nbgrader's extensions, bubblewrap,
+chromium); `test` then runs the edition's own tests/.
 Environment: CI=true (no prompts, no browser); COURSE_NO_SETUP=1 (skip set-up, use the Python running this file
 as it is, e.g. a conda env); COURSE_TORCH (pip spec for torch on Linux x86_64 without CUDA; default below).
 """
@@ -39,6 +42,9 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".course-setup"
 WINDOWS = os.name == "nt"
+# The instructor's kit holds the grading harness; the student edition (autograde publish) does not.
+INSTRUCTOR = (ROOT / "autograde").is_dir()
+EXTRAS = "grading,test" if INSTRUCTOR else "lab,test"
 # On Linux x86_64 without CUDA an unpinned torch resolves to a multi-GB CUDA build; this pin resolves to the CPU
 # wheel where one is on local disk (as on the course's lab machines). ./course passes the same default.
 DEFAULT_CPU_TORCH = "torch==2.13.0"
@@ -110,8 +116,8 @@ def setup_venv() -> str:
         say(f"installing {torch_spec} (CPU build) ...")
         if pip_quiet(str(py), "install", "-q", torch_spec) != 0:
             raise SetupError(f"pip could not install {torch_spec}")
-    say("installing the course (pip install -e '.[grading,test]'; 1-2 minutes the first time) ...")
-    if pip_quiet(str(py), "install", "-q", "-e", ".[grading,test]") != 0:
+    say(f"installing the course (pip install -e '.[{EXTRAS}]'; 1-2 minutes the first time) ...")
+    if pip_quiet(str(py), "install", "-q", "-e", f".[{EXTRAS}]") != 0:
         raise SetupError("pip install failed (see above)")
     STAMP.write_text(want + "\n")
     return str(py)
@@ -177,7 +183,8 @@ def setup_browser() -> None:
 
 def setup() -> str:
     """Everything `lab` and `test` need; returns the Python to run them with."""
-    setup_system()
+    if INSTRUCTOR:
+        setup_system()
     if os.environ.get("COURSE_NO_SETUP") == "1":
         say(f"COURSE_NO_SETUP=1: using {sys.executable} as it is")
         return sys.executable
@@ -187,7 +194,8 @@ def setup() -> str:
     os.environ["VIRTUAL_ENV"] = str(VENV)
     os.environ["PATH"] = str(Path(py).parent) + os.pathsep + os.environ.get("PATH", "")
     setup_model(py)
-    setup_nbgrader_extensions(py)
+    if INSTRUCTOR:
+        setup_nbgrader_extensions(py)
     return py
 
 
@@ -281,7 +289,8 @@ def cmd_lab(args: list[str]) -> int:
 def cmd_test(args: list[str]) -> int:
     """Set up, then run the whole test suite and print what ran; non-zero on any failure."""
     py = setup()
-    setup_browser()
+    if INSTRUCTOR:
+        setup_browser()
     targets = ["tests"] + (["autograde/tests"] if (ROOT / "autograde" / "tests").is_dir() else [])
     results, failed = [], False
     say(f"running: pytest -q {' '.join(targets)} {' '.join(args)}".rstrip())
@@ -291,7 +300,9 @@ def cmd_test(args: list[str]) -> int:
     else:
         results.append(f"FAIL  pytest -q {' '.join(targets)}")
         failed = True
-    if (ROOT / "autograde" / "tests" / "test_selfcheck.py").exists():
+    if not INSTRUCTOR:
+        pass  # the student edition has no grader to self-check
+    elif (ROOT / "autograde" / "tests" / "test_selfcheck.py").exists():
         # pytest's test_course_selfcheck already ran the same selfcheck for every assignment (~2.5 min).
         results.append("----  python -m autograde selfcheck: ran inside pytest (autograde/tests/test_selfcheck.py)")
     else:

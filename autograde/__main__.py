@@ -1,5 +1,5 @@
-"""Command line: ``python -m autograde {release,grade,selfcheck,export,measure,roster,lms-import,lms-export,lms-feedback,
-stage-feedback,report,similarity,gradescope} ...``
+"""Command line: ``python -m autograde {release,publish,grade,selfcheck,export,measure,roster,lms-import,lms-export,
+lms-feedback,stage-feedback,report,similarity,gradescope} ...``
 (``--help`` on each)."""
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("release", help="regenerate notebooks/ and autograde/references/ from solutions/")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--check", action="store_true", help="only report stale files; exit 1 if any")
+
+    pu = sub.add_parser("publish", help="write the student edition (no solutions, no grader) to OUT/how-llms-work "
+                                        "and OUT/how-llms-work.zip")
+    pu.add_argument("out")
+    pu.add_argument("--repo-url", help="the GitHub repository students get it from (https://github.com/ORG/REPO): "
+                                       "Colab badges and set-up cells point there; without it, no Colab links")
 
     g = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb into OUT")
     g.add_argument("submissions")
@@ -128,6 +134,16 @@ def main(argv: list[str] | None = None) -> int:
         from autograde.release import release
         for path in release(course, args.assignments or None):
             print("wrote", path)
+        return 0
+    if args.cmd == "publish":
+        from autograde.publish import publish
+        try:
+            edition = publish(course, Path(args.out), args.repo_url)
+        except (ValueError, FileExistsError) as e:
+            print(f"autograde publish: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {edition.folder} and {edition.zip} (run `python -m autograde release --check` first: "
+              "the edition holds the committed notebooks/)")
         return 0
     if args.cmd == "grade":
         from autograde import sandbox
