@@ -11,8 +11,9 @@ The names follow what each platform's importer matches on (read in their source,
 - Moodle, "Upload multiple feedback files in a zip" (mod/assign/feedback/file/importziplib.php,
   ``is_valid_filename_for_import``): a path part split on ``_`` into at most five pieces gives the
   participant id (piece 2, numeric, a participant of this assignment) and a plugin (pieces 3 and 4); the rest
-  of the path is the feedback file's name. Folder ``<Full Name>_<participant id>_assignfeedback_file/``,
-  with underscores in the name made spaces as Moodle's own download does.
+  of the path is the feedback file's name (Moodle 3.1-4.0: the whole path split into at most five pieces, the
+  fifth the file). Folder ``<Full Name>_<participant id>_assignfeedback_file_/``, read by both, with underscores
+  in the name made spaces as Moodle's own download does.
 Student folders that did not come from that platform's zip have no name the platform can match: they are listed,
 never guessed.
 """
@@ -63,7 +64,9 @@ def canvas_name(member: str, notebook: str) -> str | None:
 
 def moodle_name(name: str, participant: str, notebook: str) -> str:
     """The upload-zip path for a feedback page of a Moodle participant."""
-    return f"{name.replace('_', ' ').replace('/', ' ')}_{participant}_assignfeedback_file/{notebook}-feedback.html"
+    # the folder's trailing "_" is what Moodle 3.1-4.0 needs (explode('_', path, 5) takes piece 5 as the file);
+    # Moodle >= 4.1 reads both forms
+    return f"{name.replace('_', ' ').replace('/', ' ')}_{participant}_assignfeedback_file_/{notebook}-feedback.html"
 
 
 def build(out: Path, dest: Path, lms: str, submissions: Path, assignment: str) -> FeedbackZip:

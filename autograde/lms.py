@@ -6,7 +6,7 @@ File names in the downloads (documented by the platforms and by tools that read 
   where ``lastfirst`` is the student's name in lower case without spaces and a re-uploaded file may carry a
   ``-N`` suffix before its extension;
 - Moodle: one folder per participant, ``<Full Name>_<participant id>_assignsubmission_file_/<file name>``
-  (older versions: the same prefix on flat files); ``..._onlinetext_`` entries hold online text and are skipped.
+  (Moodle >= 4.1: without the last ``_``; before 3.1: the same prefix on flat files); ``..._onlinetext_`` entries hold online text and are skipped.
 
 The zip is untrusted: members are read (never extracted by their own paths), with a size limit, and the
 destination is built only from the assignment id and a student id that is a plain folder name.
@@ -27,7 +27,9 @@ from autograde.spreadsheet import csv_text, uncell
 
 MAX_NOTEBOOK_BYTES = 50 << 20
 CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>[^/]+)$")
-MOODLE = re.compile(r"^(?P<name>[^/]+?)_(?P<pid>\d+)_assign(?:submission)?_(?P<plugin>file|onlinetext)_(?:/(?P<path>.+)|(?P<file>[^/]*))$")
+# Moodle >= 4.1 names the folder without the trailing "_" (mod/assign/feedback/file/importziplib.php reads both)
+MOODLE = re.compile(r"^(?P<name>[^/]+?)_(?P<pid>\d+)_assign(?:submission)?_(?P<plugin>file|onlinetext)"
+                    r"(?:_?/(?P<path>.+)|_(?P<file>[^/]*))$")
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}\Z")  # \Z: "$" would let a trailing newline through
 
 

@@ -85,6 +85,16 @@ def moodle_match(path: str, participants: set[str]) -> tuple[str, str, str] | No
     return None
 
 
+def moodle_match_31(path: str, participants: set[str]) -> tuple[str, str, str] | None:
+    """Moodle 3.1-4.0: explode('_', filepath . filename, 5), at least five pieces; piece 5 is the file name."""
+    info = ("/" + path).split("_", 4)
+    if len(info) < 5 or not info[1].isdigit() or info[1] not in participants:
+        return None
+    plugin = f"{info[2]}_{info[3]}"
+    return (info[1], plugin, info[4].lstrip("/")) if plugin in ("assignfeedback_file", "assignsubmission_file") \
+        else None
+
+
 def test_canvas_feedback_zip_names_what_canvas_matches(tmp_path):
     subs = tmp_path / "submitted"
     import_zip(_zip(tmp_path / "c.zip", CANVAS_ZIP), subs, A, lms="canvas", roster=_roster(tmp_path))
@@ -107,6 +117,7 @@ def test_moodle_feedback_zip_names_what_moodle_matches(tmp_path):
     build(out, tmp_path / "fb.zip", "moodle", subs, A)
     with zipfile.ZipFile(tmp_path / "fb.zip") as zf:
         got = {moodle_match(n, set(MOODLE_USERS)): zf.read(n).decode() for n in zf.namelist()}
+        assert {moodle_match_31(n, set(MOODLE_USERS)) for n in zf.namelist()} == set(got)   # older Moodle too
     assert got == {("4402", "assignfeedback_file", f"{A}-feedback.html"): "<html>feedback for 20230002</html>",
                    ("4401", "assignfeedback_file", f"{A}-feedback.html"): "<html>feedback for 4401</html>",
                    ("4403", "assignfeedback_file", f"{A}-feedback.html"): "<html>feedback for 4403</html>"}
@@ -232,3 +243,12 @@ def test_command_line_feedback_zip(tmp_path, capsys):
     assert "wrote 1 feedback page(s)" in printed and "no feedback file for them): s9" in printed
     with zipfile.ZipFile(tmp_path / "fb.zip") as zf:
         assert [moodle_match(n, set(MOODLE_USERS))[0] for n in zf.namelist()] == ["4402"]
+
+
+def test_moodle_41_download_without_the_trailing_underscore(tmp_path):
+    """Moodle >= 4.1 names a participant's folder ``Full Name_<id>_assignsubmission_file`` (no last "_"), as its
+    own feedback importer's comment says; lms-import reads it (before, every such member was skipped)."""
+    z = _zip(tmp_path / "m41.zip", {f"Grace Hopper_4402_assignsubmission_file/{A}.ipynb": NB,
+                                    "Alan Turing_4403_assignsubmission_onlinetext/onlinetext.html": b"<p>x</p>"})
+    res = import_zip(z, tmp_path / "submitted", A, lms="moodle", roster=_roster(tmp_path))
+    assert res.placed == {"20230002": f"Grace Hopper_4402_assignsubmission_file/{A}.ipynb"} and res.skipped == []
