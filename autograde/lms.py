@@ -266,6 +266,17 @@ def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[di
     return assignment, [r for r in rows if r["assignment"] == assignment]
 
 
+def _logins(roster: Path) -> dict[str, str]:
+    """Roster id -> the optional ``login`` column (Canvas's SIS Login ID); {} when the roster has none."""
+    with open(roster, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        fields = {(h or "").strip().lower(): h for h in reader.fieldnames or []}
+        if "login" not in fields or "id" not in fields:
+            return {}
+        # uncell: OUT/roster.csv is a harness CSV; the login is the student's text, so cell() quotes it on the way out
+        return {uncell((r[fields["id"]] or "").strip()): uncell((r[fields["login"]] or "").strip()) for r in reader}
+
+
 def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, assignment: str | None = None,
                   roster: Path | None = None, log=print, submissions: Path | None = None) -> int:
     """Write OUT's final scores of one assignment as a Canvas gradebook CSV or a Moodle grade-import CSV.
@@ -275,8 +286,10 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
       Canvas's internal user id first, then ``SIS User ID``, then ``SIS Login ID``, then the name. A university id
       of digits in ``ID`` would grade whichever Canvas user has that internal id, so ``ID`` holds only a Canvas
       user id taken from the zip ``lms-import`` read (its record under SUBMISSIONS/.lms/); a roster id goes to
-      ``SIS User ID``. A ``Points Possible`` row (first field matched by /Points Possible/, ``process_pp``) follows
-      the header. ``column`` is an existing assignment's header, e.g. ``Softmax (1234)``, or a new name.
+      ``SIS User ID``, and the optional ``login`` column of a roster given as ``roster`` (OUT/roster.csv keeps
+      only id, first, last, email) to ``SIS Login ID``. A ``Points Possible`` row (first field matched by
+      /Points Possible/, ``process_pp``) follows the header. ``column`` is an existing assignment's header, e.g.
+      ``Softmax (1234)``, or a new name.
     - Moodle (grade/import/csv, "Identify user by"): ``ID number`` holds the roster id and ``Email address`` the
       roster's e-mail. A folder named by a Moodle participant id (imported without a roster row) is not a user
       id Moodle can map, and an unmapped user stops Moodle's whole import: such rows are left out and listed.
@@ -290,6 +303,7 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
     assignment, rows = final_grades(out, assignment)
     roster_path = roster or (Path(out) / "roster.csv")
     people = {r["id"]: r for r in read_roster(roster_path)} if Path(roster_path).exists() else {}
+    logins = _logins(Path(roster_path)) if people else {}
     record = read_record(submissions, assignment)
     column = column or assignment
     body, pending, unmatched, left_out = [], [], [], []
@@ -307,7 +321,7 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
             canvas_id = account.get("lms_id", "") if account.get("lms") == "canvas" else ""
             name = f"{p['last']}, {p['first']}" if p and (p["last"] or p["first"]) else sid
             sis = "" if from_lms and p is None else sid
-            body.append([name, canvas_id, sis, "", "", score])
+            body.append([name, canvas_id, sis, logins.get(sid, ""), "", score])
         else:
             if from_lms and p is None and account.get("lms") == "moodle":
                 left_out.append(sid)

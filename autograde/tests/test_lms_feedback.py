@@ -252,3 +252,12 @@ def test_moodle_41_download_without_the_trailing_underscore(tmp_path):
                                     "Alan Turing_4403_assignsubmission_onlinetext/onlinetext.html": b"<p>x</p>"})
     res = import_zip(z, tmp_path / "submitted", A, lms="moodle", roster=_roster(tmp_path))
     assert res.placed == {"20230002": f"Grace Hopper_4402_assignsubmission_file/{A}.ipynb"} and res.skipped == []
+
+
+def test_canvas_csv_login_column_from_the_roster(tmp_path):
+    """A roster with a ``login`` column fills SIS Login ID (Canvas's third key), quoted where it starts a formula."""
+    roster = tmp_path / "r.csv"
+    roster.write_text("id,first,last,email,login\n20230001,Ada,Lovelace,a@x,alove\n20230002,Grace,Hopper,g@x,=cmd\n")
+    out = _out(tmp_path, {"20230001": 18, "20230002": 3}, roster=False)
+    export_grades(out, tmp_path / "c.csv", "canvas", roster=roster, log=lambda *_: None)
+    assert [(r[2], r[3]) for r in _read(tmp_path / "c.csv")[2:]] == [("20230001", "alove"), ("20230002", "'=cmd")]
