@@ -236,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "similarity":
         from autograde.similarity import write_similarity
-        paths = write_similarity(Path(args.source), Path(args.dest), assignments=args.assignment, top=args.top)
+        paths = write_similarity(Path(args.source), Path(args.dest), assignments=args.assignment, top=args.top,
+                                 course=course)
         for path in paths:
             print("wrote", path)
         return 0

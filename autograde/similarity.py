@@ -169,12 +169,17 @@ def render_html(pairs: list[Pair], answers: dict[str, dict[str, str]], top: int)
 
 
 def write_similarity(source: Path, dest: Path, assignments: list[str] | None = None, top: int = 50,
-                     course: Course | None = None) -> list[Path]:
+                     course: Course | None = None, log=print) -> list[Path]:
     """Write similarity.csv (every pair with shared code) and similarity.html (the top pairs) into DEST."""
+    from autograde.grade import shown
+
     course = course or Course()
     answers = collect(source, assignments)
     pairs = []
     for assignment, by_student in sorted(answers.items()):
+        if not course.source_notebooks(assignment):
+            log(shown(f"{assignment}: not an assignment of {course.root} (--root): the given code and the reference "
+                      "solution cannot be excluded, so they count as shared"))
         pairs += find_pairs(by_student, boilerplate_text(course, assignment), assignment)
     rows = [[p.assignment, p.a, p.b, f"{p.score:.3f}", f"{p.share_a:.3f}", f"{p.share_b:.3f}", p.tokens]
             for p in pairs]

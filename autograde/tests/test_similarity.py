@@ -253,3 +253,17 @@ def test_page_marks_shared_code_and_escapes(report, tmp_path):
     assert "<script>" not in page and "<b>x" not in page and "&lt;b&gt;x" in page
     assert "<i>a" not in page and "&lt;i&gt;a" in page
     assert "<mark>" in page
+
+
+def test_command_line_and_unknown_assignment_warning(tmp_path, capsys):
+    from autograde.__main__ import main
+
+    subs = tmp_path / "subs"
+    for student, code in (("a", DISTINCT["h1"]), ("b", DISTINCT["c2"])):
+        (subs / student / "99_unknown").mkdir(parents=True)
+        (subs / student / "99_unknown" / "x.ipynb").write_text(json.dumps(
+            {"cells": [{"cell_type": "code", "metadata": {}, "source": SIG["distinct_n"] + code}]}))
+    assert main(["similarity", str(subs), str(tmp_path / "rep")]) == 0
+    printed = capsys.readouterr().out
+    assert "99_unknown: not an assignment of" in printed and "similarity.html" in printed
+    assert _pairs(tmp_path / "rep")[("a", "b")] > 0.5
