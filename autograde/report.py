@@ -166,7 +166,8 @@ def student_rows(exercises: list[Exercise], records: list[dict]) -> tuple[list[s
 
 
 def _plot(exercises: list[Exercise], assignment: str) -> str:
-    """One assignment's exercises as stacked bars (full / partial / zero / by hand), a PNG data: URI."""
+    """One assignment as a PNG data: URI: per exercise stacked bars (full / partial / zero / by hand), and the
+    histogram of the students' totals (manual marks included)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -178,7 +179,8 @@ def _plot(exercises: list[Exercise], assignment: str) -> str:
     for row in exercise_rows(mine):
         for k, v in zip(parts, (row[8], row[9], row[10], row[11])):
             parts[k].append(v)
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(mine) + 1.2))
+    fig, (ax, hx) = plt.subplots(1, 2, figsize=(11, 0.45 * len(mine) + 1.6),
+                                 gridspec_kw={"width_ratios": [3, 2]})
     left = [0] * len(mine)
     colors = {"full": "#2e7d32", "partial": "#f9a825", "zero": "#c62828", "by hand": "#9e9e9e"}
     for k, values in parts.items():
@@ -187,7 +189,16 @@ def _plot(exercises: list[Exercise], assignment: str) -> str:
     ax.invert_yaxis()
     ax.set_xlabel("students")
     ax.set_title(f"{assignment}: points per exercise")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(mine) < 4 else -0.1), ncol=4, fontsize="small")
+    totals = defaultdict(float)
+    for ex in mine:
+        for student, v in ex.scores.items():
+            totals[student] += v
+    hx.hist(list(totals.values()), bins=min(20, max(5, len(totals) // 3)), range=(0, sum(e.max_points for e in mine)),
+            color="#1565c0")
+    hx.set_xlabel("total points")
+    hx.set_ylabel("students")
+    hx.set_title("totals")
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80)
