@@ -386,11 +386,14 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             if group is not None:
                 group.close()
         if done.message is None:
-            verdict.stderr_tail = done.stderr.strip()[-2000:]
-            raise boundary.Rejected(f"out-of-kernel verification ran over {wall_s:.0f} s" if done.timed_out else
-                                    "the verification output was over its size limit" if done.over_limit else
-                                    f"the verification process exited ({done.returncode}) before sending its "
-                                    "results")
+            # the kind of failure in the grader's words; the exit status is the process's to choose (a number
+            # on the student's page is a channel), so it goes to the instructor's details with the stderr
+            verdict.stderr_tail = f"exit status {done.returncode}\n{done.stderr.strip()[-2000:]}"
+            verdict.error = (f"out-of-kernel verification ran over {wall_s:.0f} s" if done.timed_out else
+                             "the verification output was over its size limit" if done.over_limit else
+                             "the verification process exited before sending its results")
+            verdict.seconds = time.perf_counter() - t0
+            return verdict
         results = boundary.check_outcomes(done.message, set(hidden) if then else set(visible), limit=OUTCOME_LIMIT)
         if then:
             results.update(boundary.check_outcomes(done.first, set(visible), limit=OUTCOME_LIMIT))
@@ -406,7 +409,10 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             for n in visible:
                 streamed[n], counted[n] = early[0].get(n, set()), early[1].get(n, {})
     except boundary.Rejected as e:
-        verdict.error = str(e)
+        # what broke the format is the process's to choose (a white-box red team announced a 21-digit length
+        # after reading the hidden inputs and read it back from its page): the instructor gets it, not the page
+        verdict.error = "the verification output broke its format, so its results cannot be read"
+        verdict.stderr_tail = f"{e}\n{verdict.stderr_tail}"[:4000]
         verdict.seconds = time.perf_counter() - t0
         return verdict
     from course_lib.checks.engine import CheckResult

@@ -122,3 +122,29 @@ def test_a_cell_that_forges_the_childs_frames_gets_nothing_for_an_unanswered_exe
     assert LEAK not in shown and verdict.public, shown[-2000:]
     assert any(LEAK in t for t in verdict.tampered)  # the instructor sees what was withheld
 
+
+
+def test_a_length_announced_after_the_hidden_inputs_reaches_no_page():
+    """A white-box red team read the hidden inputs, then announced a 21-digit frame length that encoded them:
+    the Rejected message quoted it on every cell of its page. The page now names the kind of failure only."""
+    from autograde.course import Course
+    from autograde.grade import _model_file, _Slot
+    from autograde.verify import verify_notebook
+    import nbformat
+
+    secret = 123456789012345678
+    forger = FORGER.replace("    _frame(fd, _answer(hidden, secret))\n",
+                            f"    os.write(fd, b'1%020d\\n' % {secret})\n")
+    assert forger != FORGER
+    course = Course()
+    nb = nbformat.reads(_submission({}), as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_code_cell(forger))
+    slot = _Slot()
+    try:
+        verdict = verify_notebook(course, course.source_notebooks(A)[0], nbformat.writes(nb), slot=slot.n,
+                                  model_file=_model_file(), step_timeout=60)
+    finally:
+        slot.release()
+    assert verdict.error == "the verification output broke its format, so its results cannot be read"
+    assert str(secret) in verdict.stderr_tail  # the instructor's details keep what happened
+    assert not any(verdict.cells.values())
