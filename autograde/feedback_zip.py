@@ -54,19 +54,25 @@ def _pages(out: Path, assignment: str) -> dict[str, list[Path]]:
     return found
 
 
+def _plain_name(name: str, keep: str = "") -> str:
+    """A display name as letters and digits (plus ``keep``): both platforms match on the ids alone, and the name
+    is the student's text (no path separators, dots or control characters reach a zip member name)."""
+    return "".join(ch for ch in name if ch.isalnum() or ch in keep).strip()[:100] or "student"
+
+
 def canvas_name(member: str, notebook: str) -> str | None:
     """The re-upload name for a feedback page, from the student's member name in Canvas's download."""
     m = CANVAS.match(member)
-    if m is None:
+    if m is None or not m["uid"].isascii() or not m["sid"].isascii():
         return None
-    return f"{m['name']}{m['late'] or ''}_{m['uid']}_{m['sid']}_feedback-{notebook}.html"
+    return f"{_plain_name(m['name'])}{m['late'] or ''}_{m['uid']}_{m['sid']}_feedback-{notebook}.html"
 
 
 def moodle_name(name: str, participant: str, notebook: str) -> str:
     """The upload-zip path for a feedback page of a Moodle participant."""
-    # the folder's trailing "_" is what Moodle 3.1-4.0 needs (explode('_', path, 5) takes piece 5 as the file);
-    # Moodle >= 4.1 reads both forms
-    return f"{name.replace('_', ' ').replace('/', ' ')}_{participant}_assignfeedback_file_/{notebook}-feedback.html"
+    # underscores become spaces as in Moodle's own download (the id is the second "_" piece); the folder's
+    # trailing "_" is what Moodle 3.1-4.0 needs (explode('_', path, 5) takes piece 5 as the file), >= 4.1 reads both
+    return f"{_plain_name(name.replace('_', ' '), keep=' -')}_{participant}_assignfeedback_file_/{notebook}-feedback.html"
 
 
 def build(out: Path, dest: Path, lms: str, submissions: Path, assignment: str) -> FeedbackZip:
@@ -86,8 +92,10 @@ def build(out: Path, dest: Path, lms: str, submissions: Path, assignment: str) -
         for page in pages:
             if lms == "canvas":
                 name = canvas_name(account["member"], page.stem)
-            else:
+            elif account["lms_id"].isascii() and account["lms_id"].isdigit():   # PHP is_numeric: ASCII digits
                 name = moodle_name(account["name"], account["lms_id"], page.stem)
+            else:
+                name = None
             if name is None:
                 result.unnamed.append(student)
                 break

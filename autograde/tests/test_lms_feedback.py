@@ -261,3 +261,12 @@ def test_canvas_csv_login_column_from_the_roster(tmp_path):
     out = _out(tmp_path, {"20230001": 18, "20230002": 3}, roster=False)
     export_grades(out, tmp_path / "c.csv", "canvas", roster=roster, log=lambda *_: None)
     assert [(r[2], r[3]) for r in _read(tmp_path / "c.csv")[2:]] == [("20230001", "alove"), ("20230002", "'=cmd")]
+
+
+def test_zip_member_names_hold_no_path_or_control_characters():
+    """Only the ids are matched: the display name (the student's text) is reduced to letters and digits."""
+    from autograde.feedback_zip import canvas_name, moodle_name
+
+    assert canvas_name("..\\evil\x1b$_LATE_1001_7001_a.ipynb", A) == f"evil_LATE_1001_7001_feedback-{A}.html"
+    assert canvas_name("x_\u0663_7001_a.ipynb", A) is None          # an Arabic-Indic 3 is no Canvas id
+    assert moodle_name("../../José_O'Neil", "4401", A) == f"José ONeil_4401_assignfeedback_file_/{A}-feedback.html"
