@@ -300,20 +300,64 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     return out
 
 
+SECCOMP_PREFIX = "autograde-seccomp-"  # + the grader's pid + "-": the temporary folder holding its filter file
+
+
 @functools.lru_cache(maxsize=None)
 def _seccomp_file() -> str | None:
-    """The filter, written once per grader process to a file of its own (bwrap reads it from a descriptor)."""
+    """The filter, written once per grader process to a file of its own (bwrap reads it from a descriptor).
+
+    Removed when the grader exits (issue 37: one file per grader process was left behind); a folder left by a
+    grader that could not clean up (killed) is removed by the next grader of the same user that starts
+    (test_sandbox.py::test_the_grader_leaves_no_filter_file_behind)."""
+    import atexit
     import tempfile
     program = seccomp_program()
     if program is None:
         return None
-    folder = tempfile.mkdtemp(prefix="autograde-seccomp-")
+    _remove_stale_filters()
+    folder = tempfile.mkdtemp(prefix=f"{SECCOMP_PREFIX}{os.getpid()}-")
+    atexit.register(_remove_filter, folder, os.getpid())
     os.chmod(folder, 0o711)  # a non-root grader's test launches sandboxes as another user: it must open the file
     path = os.path.join(folder, "filter.bpf")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
     with os.fdopen(fd, "wb") as f:
         f.write(program)
     return path
+
+
+def _remove_filter(folder: str, owner: int) -> None:
+    if os.getpid() == owner:  # a forked child shares its parent's file: the parent removes it
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_stale_filters() -> None:
+    """Remove filter folders of this user whose grader process is gone (killed before its exit handlers ran)."""
+    import stat
+    import tempfile
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(SECCOMP_PREFIX):].partition("-")[0] if entry.name.startswith(SECCOMP_PREFIX) else ""
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not pid.isdigit() or st.st_uid != os.geteuid() or not stat.S_ISDIR(st.st_mode) or _alive(int(pid)):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), slot: int = 0,

@@ -393,3 +393,27 @@ def test_the_page_cache_cannot_be_evicted_or_read_from_the_sandbox(mode, monkeyp
     assert run(mode, probe).stdout.split() == ["fadvise:1", "mincore:1", "pageout:1", "dontneed:ok"]
     monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
     assert run(mode, probe).stdout.split() == ["fadvise:ok", "mincore:ok", "pageout:ok", "dontneed:ok"]
+
+
+def test_the_grader_leaves_no_filter_file_behind(tmp_path):
+    """Issue 37: every grader process left its seccomp filter in the temporary folder. A grader that exits
+    removes its own; one killed before its exit handlers ran (SIGKILL) leaves it (the control: the file is there
+    while a grader runs, and after a kill), and the next grader of the same user removes it. Only the folders
+    these runs made are judged (others may use the machine); the temporary folder is this test's own."""
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    make = "import os, sys; from autograde import sandbox; p = sandbox._seccomp_file(); print(p, flush=True); "
+    ended = subprocess.run([sys.executable, "-c", make + "print(os.path.exists(p))"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    path, existed = ended.stdout.split()
+    assert existed == "True" and not os.path.exists(os.path.dirname(path)), ended.stderr
+    killed = subprocess.Popen([sys.executable, "-c", make + "os.kill(os.getpid(), 9)"], env=env,
+                              stdout=subprocess.PIPE, text=True)
+    left = killed.communicate(timeout=60)[0].split()[0]
+    assert os.path.exists(left)  # the control: a killed grader's file stays until another grader starts
+    running = subprocess.Popen([sys.executable, "-c", make + "sys.stdin.read()"], env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    mine = running.stdout.readline().split()[0]
+    assert not os.path.exists(left) and os.path.exists(mine)  # the next grader removed it, and holds its own
+    running.communicate("", timeout=60)
+    assert not os.path.exists(os.path.dirname(mine))
+    assert [p.name for p in tmp_path.iterdir()] == []
