@@ -417,3 +417,57 @@ def test_the_grader_leaves_no_filter_file_behind(tmp_path):
     running.communicate("", timeout=60)
     assert not os.path.exists(os.path.dirname(mine))
     assert [p.name for p in tmp_path.iterdir()] == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_no_process_shows_cannot_be_made(mode, monkeypatch):
+    """Issue 37: as `nobody` (no cgroup, the watchdog sums resident memory), pages of a memfd held 7.4 GB in a
+    sandbox budgeted 4 GiB: a memfd's pages, like a SysV segment filled and detached, are in no process's RSS.
+    memfd_create and shmget are refused (EPERM); shm_open's files land in the 16 MB /dev/shm. Control: without
+    the filter both calls work in the sandbox."""
+    probe = """
+        import ctypes, os
+        out = []
+        try:
+            os.close(os.memfd_create("fill")); out.append("memfd:ok")
+        except OSError as e:
+            out.append("memfd:" + str(e.errno))
+        libc = ctypes.CDLL(None, use_errno=True)
+        shm = libc.shmget(0, 1 << 20, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+        out.append("shmget:" + ("ok" if shm >= 0 else str(ctypes.get_errno())))
+        if shm >= 0:
+            libc.shmctl(shm, 0, None)  # IPC_RMID
+        print(" ".join(out))
+    """
+    assert run(mode, probe).stdout.split() == ["memfd:1", "shmget:1"]
+    monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
+    assert run(mode, probe).stdout.split() == ["memfd:ok", "shmget:ok"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_open_files_are_capped_and_the_cap_cannot_be_raised(mode):
+    """Issue 37: with the soft open-file limit raised to the hard one, Unix sockets queued 3 GB of kernel buffers
+    at 16 MB RSS. RLIMIT_NOFILE is Policy.open_files, soft and hard: the probe raises its soft limit to the hard
+    one (the attack) and past it, then makes socket pairs until refused: EMFILE within the 64. Control: outside
+    the sandbox, with a soft limit of 64 under a hard one of 1024, the same probe gets past 64."""
+    probe = """
+        import resource, socket
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard + 1, hard + 1)); raised = "raised"
+        except (ValueError, OSError):
+            raised = "kept"
+        pairs, ended = [], "none"
+        try:
+            while len(pairs) < 200:
+                pairs.append(socket.socketpair())
+        except OSError as e:
+            ended = e.errno
+        print(soft, hard, raised, 2 * len(pairs) <= 64, ended)
+    """
+    policy = sandbox.Policy(open_files=64)
+    assert run(mode, probe, policy=policy).stdout.split() == ["64", "64", "kept", "True", "24"]
+    control = subprocess.run(["prlimit", "--nofile=64:1024", "--", sys.executable, "-c", textwrap.dedent(probe)],
+                             capture_output=True, text=True, timeout=60)
+    assert control.stdout.split()[:2] + control.stdout.split()[3:] == ["64", "1024", "False", "none"], control.stderr
