@@ -42,6 +42,8 @@ ITEMS_CAP = 200  # outputs kept per cell
 # outcomes). Both caps leave room for a wrong answer's bigger outputs and bound the grader's memory per parse.
 FRAME_CAP = 16 << 20  # bytes of one message from a sandbox, whatever a caller asks
 VALUES_CAP = 1_000_000  # JSON values (and object keys) in one document from a sandbox
+MESSAGE_VALUES_CAP = 4_000_000  # in one verification message, its strings' contents counted: every outcomes
+                                # document it holds together (honest max 975,000: 03's hidden checks)
 
 
 class Rejected(ValueError):
@@ -266,6 +268,10 @@ def _no_constants(name: str) -> Any:
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
 
 
+def _count(b: bytes) -> int:
+    return b.count(b",") + b.count(b"[") + b.count(b"{") + b.count(b":") + 1
+
+
 def count_values(data: bytes, cap: int = VALUES_CAP) -> int:
     """An upper bound on the values and keys of the JSON document ``data``, counted from its bytes (no object built).
 
@@ -273,11 +279,9 @@ def count_values(data: bytes, cap: int = VALUES_CAP) -> int:
     a comma, and every key is followed by a colon: outside strings, commas + brackets + colons + 1 bounds them
     all. Counted first over all the bytes (strings included, an overcount); only when that passes the cap, again
     with the strings taken out (the parser's own reading of a string). Raises Rejected past ``cap``."""
-    def count(b: bytes) -> int:
-        return b.count(b",") + b.count(b"[") + b.count(b"{") + b.count(b":") + 1
-    n = count(data)
+    n = _count(data)
     if n > cap:
-        n = count(_STRING.sub(b"", data))
+        n = _count(_STRING.sub(b"", data))
         if n > cap:
             raise Rejected(f"JSON of more than {cap} values")
     return n
@@ -359,8 +363,12 @@ def cell_outputs(message: bytes, code_cells: set[int], *, limit: int) -> dict:
 def check_outcomes(message: bytes, names: set[str], *, limit: int) -> dict[str, str]:
     """The verification child's report: {check name: outcomes JSON text}, only for the checks it was given.
 
-    The outcomes text itself is decoded later by the check engine, inside ``decode_outcomes``.
+    The outcomes text itself is decoded later by the check engine, inside ``decode_outcomes``; so that all of them
+    together stay bounded, not only each one, the message is counted with its strings' contents (an escaped
+    document keeps its commas and brackets): at most ``MESSAGE_VALUES_CAP``.
     """
+    _expect(_count(message) <= MESSAGE_VALUES_CAP, f"the verification report holds more than {MESSAGE_VALUES_CAP} "
+            "values in all")
     data = loads(message, limit=limit)
     _expect(isinstance(data, dict), "the verification report is not an object")
     _expect(set(data) <= names, "the verification report names checks it was not given")

@@ -323,6 +323,17 @@ def test_counting_is_linear_on_unterminated_strings():
     assert time.monotonic() - t0 < 10
 
 
+def test_all_outcomes_of_one_report_together_are_counted():
+    """Each outcomes document may hold VALUES_CAP values; five of them in one report pass the report's own cap,
+    counted with its strings' contents, and are refused before parsing. Control: one of them is accepted."""
+    doc = json.dumps([0] * (boundary.VALUES_CAP - 10))
+    names = {f"c{i}" for i in range(5)}
+    one = json.dumps({"c0": doc}).encode()
+    assert len(boundary.check_outcomes(one, names, limit=64 << 20)) == 1
+    with pytest.raises(boundary.Rejected, match="values in all"):
+        boundary.check_outcomes(json.dumps({n: doc for n in names}).encode(), names, limit=64 << 20)
+
+
 _PARSE = """
 import resource, sys
 from autograde import boundary
