@@ -20,7 +20,7 @@ Two ways to be an unprivileged user of its own, chosen by who the grader is:
   neither the grader nor another sandbox of the same user loses processes (autograde/tests/test_sandbox.py).
   Nested user namespaces are refused inside (`--disable-userns`).
 
-The whole memory budget is `Policy.memory_bytes`: the private /tmp and $HOME (RAM-backed) are carved out of
+The whole memory budget is `Policy.memory_bytes`: the private /tmp, $HOME and /dev/shm (RAM-backed) are carved out of
 it, and the rest is the address-space limit of each process. Where the grader may make a memory cgroup
 (cgroup v1, as root), `MemoryGroup` also caps the sum over all of a sandbox's processes and its tmpfs pages at
 the budget: RLIMIT_AS alone bounds each process, and a sandbox may start up to `max_processes` of them.
@@ -57,6 +57,7 @@ class Policy:
     cpu_seconds: int = 900  # CPU time (RLIMIT_CPU), a backstop behind the grader's wall-clock deadlines
     tmp_bytes: int = 128 << 20  # private /tmp, a tmpfs in RAM, counted in memory_bytes
     home_bytes: int = 128 << 20  # private $HOME, likewise
+    shm_bytes: int = 16 << 20  # private /dev/shm (POSIX shared memory: in no process's RSS until mapped), likewise
     # RLIMIT_NOFILE, soft and hard: each open socket or pipe can hold kernel buffers that no RSS shows (issue 37:
     # with the soft limit raised to the hard one, Unix sockets queued 3 GB at 16 MB RSS). An honest run needs
     # far fewer (docs/sandbox.md: measured peak of any process of a graded reference notebook).
@@ -65,7 +66,7 @@ class Policy:
     @property
     def address_space(self) -> int:
         """RLIMIT_AS of each process: what is left of the budget once the private folders are full."""
-        return self.memory_bytes - self.tmp_bytes - self.home_bytes
+        return self.memory_bytes - self.tmp_bytes - self.home_bytes - self.shm_bytes
 
 
 class MemoryGroup:
@@ -399,7 +400,7 @@ def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), sl
             cmd += ["--ro-bind", d, d]
     cmd += ["--proc", "/proc", "--dev", "/dev",
             "--size", str(policy.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
-            "--size", str(16 << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--size", str(policy.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
             "--size", str(policy.home_bytes), "--perms", "1777", "--tmpfs", HOME]
     made: set[Path] = {Path(HOME), Path(HOME).parent}
     for path in [*python_paths(), *readonly]:

@@ -140,7 +140,7 @@ def test_private_tmp_home_and_shm_are_capped_and_stay_inside(mode):
     assert lines[1].split() == ["True", "48", "28"], lines
     assert int(lines[2].split()[1]) <= 16 and lines[2].split()[2] == "28", lines
     assert not os.path.exists(f"/tmp/{marker}") and not os.path.exists(f"/dev/shm/{marker}")
-    assert sandbox.Policy().address_space == sandbox.Policy().memory_bytes - (256 << 20)
+    assert sandbox.Policy().address_space == sandbox.Policy().memory_bytes - (272 << 20)
 
 
 @pytest.mark.parametrize("mode", MODES)
