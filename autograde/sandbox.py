@@ -7,10 +7,12 @@
   Python installation (read-only), and the files the caller names (read-only). Nothing of the host is
   writable: /tmp and $HOME are private tmpfs folders of a fixed size, and what the sandbox produces leaves it
   only through its standard output, read by the grader with a size cap and a deadline (autograde.boundary);
-- as an unprivileged user with no capabilities and rlimits on address space, processes, file size and CPU;
+- as an unprivileged user with no capabilities and rlimits on address space, processes, open files, file size
+  and CPU;
 - under a seccomp filter that refuses the kernel key store and the calls that evict or read page-cache
   residency (see BLOCKED_SYSCALLS): kernel state shared across these namespaces that a sandbox could write
-  and a later one read.
+  and a later one read; and the memory that no process's RSS shows (memfd_create, shmget, socket buffers set
+  past the default).
 
 Two ways to be an unprivileged user of its own, chosen by who the grader is:
 - the grader is root: bubblewrap builds the mounts as root, then `setpriv` drops to uid 61000 + slot (one uid
@@ -25,7 +27,9 @@ it, and the rest is the address-space limit of each process. Where the grader ma
 (cgroup v1, as root), `MemoryGroup` also caps the sum over all of a sandbox's processes and its tmpfs pages at
 the budget: RLIMIT_AS alone bounds each process, and a sandbox may start up to `max_processes` of them.
 Elsewhere (not root, cgroup v2 only) `MemoryGroup` is a watchdog over the summed resident memory of the
-sandbox's processes: it kills the tree within one poll of passing the budget (not a hard cap).
+sandbox's processes and what their open files can hold in kernel buffers: it kills the tree within one poll of
+passing the budget (not a hard cap). Kernel memory that no process shows is refused (memfd_create, SysV shmget,
+socket buffers past the default) or bounded (open files: RLIMIT_NOFILE, soft and hard).
 
 What it does not protect against: a kernel exploit, a side channel (timing, /proc/cpuinfo), and resource use
 below the limits (a student can use its whole CPU and memory allowance).
@@ -73,11 +77,14 @@ class MemoryGroup:
     """A memory cgroup (v1) holding one sandbox: its processes and tmpfs pages together stay under a limit.
 
     Made under the grader's own memory cgroup. Where that is impossible (not root, or no cgroup v1 memory
-    controller) it falls back to a watchdog (`started`): the resident memory summed over the sandbox's process
-    tree, polled every POLL_S, and the whole tree killed once the sum passes the limit less the private
-    folders (they are capped on their own). The watchdog is not a hard cap: between two polls a fill can pass
+    controller) it falls back to a watchdog (`started`): summed over the sandbox's process tree, polled every
+    POLL_S, the resident memory (mapped shared memory included) plus what its open files could hold in kernel
+    buffers (FD_BYTES per file-table slot, and the TCP bytes queued in its network namespace); the whole tree
+    is killed once the sum passes the limit less the private folders (they are capped on their own). Memory no
+    process shows otherwise is refused (memfd_create, shmget, larger socket buffers: the seccomp filter) or
+    capped (open files: Policy.open_files). The watchdog is not a hard cap: between two polls a fill can pass
     the limit by what it writes in POLL_S, and each process stays under RLIMIT_AS whatever happens
-    (docs/threat-model.md).
+    (docs/threat-model.md). ``enforced_by`` says which of the two held a sandbox.
     """
 
     POLL_S = 0.02
@@ -135,12 +142,8 @@ class MemoryGroup:
                 procs = [root, *root.children(recursive=True)]
             except psutil.Error:
                 return  # the sandbox ended
-            total = 0
-            for proc in procs:
-                try:
-                    total += proc.memory_info().rss
-                except psutil.Error:
-                    pass
+            total = sum(_charged(proc.pid) for proc in procs)
+            total += 2 * _tcp_queued(procs[-1].pid) if len(procs) > 1 else 0  # bytes, twice for their overhead
             self.peak = max(self.peak, total)
             if total > self._limit:
                 self.fired = True
@@ -179,6 +182,39 @@ class MemoryGroup:
             except OSError:
                 time.sleep(0.1)
         self.path = None
+
+
+# Kernel memory that one open file can hold beyond any RSS, at most: a Unix socket at the default buffer size
+# (setsockopt cannot raise it, see _SETSOCKOPT; measured 222 kB a socket here), a pipe (64 kB; raised pipes are
+# capped per user by fs.pipe-user-pages-soft). TCP sockets (loopback inside the sandbox) can queue more: their
+# queued bytes are read from the sandbox's /proc/net/tcp instead.
+FD_BYTES = 256 << 10
+
+
+def _charged(pid: int) -> int:
+    """What the watchdog counts for one process: its resident memory (mapped shared memory included) and
+    FD_BYTES for each slot of its file table (FDSize: at least its open files, readable even for a process
+    that made itself not dumpable, whose descriptors cannot be listed)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+        return int(fields[b"VmRSS"].split()[0]) * 1024 + int(fields[b"FDSize"]) * FD_BYTES
+    except (OSError, KeyError, ValueError):
+        return 0  # it ended (a kernel thread or zombie has no VmRSS)
+
+
+def _tcp_queued(pid: int) -> int:
+    """Bytes queued on the TCP sockets of pid's network namespace (the sandbox's own), sent or received."""
+    total = 0
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{name}", "rb") as f:
+                for line in f.read().splitlines()[1:]:
+                    tx, _, rx = line.split()[4].partition(b":")
+                    total += int(tx, 16) + int(rx, 16)
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
 def _memory_cgroup() -> Path | None:
@@ -270,6 +306,13 @@ _SIGNAL_CALLS = {"kill": (62, 129, 1), "tkill": (200, 130, 1), "tgkill": (234, 1
                  "rt_sigqueueinfo": (129, 138, 1), "rt_tgsigqueueinfo": (297, 240, 2),
                  "pidfd_send_signal": (424, 424, 1)}
 STOP_SIGNALS = (19, 20, 21, 22)
+# Socket buffers are kernel memory that no RSS shows either. Open files are capped (Policy.open_files), and each
+# socket's buffer stays at the system default: setsockopt(SOL_SOCKET, SO_SNDBUF / SO_RCVBUF and their FORCE forms)
+# is refused (with the default raised to this machine's wmem_max of 4 MB, one process queued 1977 MB on 256 files
+# at 11 MB RSS). No course code sets them (ZeroMQ only when asked to).
+_SETSOCKOPT = {"x86_64": 54, "aarch64": 208}
+SOL_SOCKET = 1
+BUFFER_OPTIONS = (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
 
 
 def seccomp_program(machine: str | None = None) -> bytes | None:
@@ -294,12 +337,16 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
         body.append((JGE, 0x40000000, "deny", None))  # the x32 numbering
     body += [(JEQ, n, "deny", None) for n in numbers.values()]
     body += [(JEQ, nrs[column], f"signal{nrs[2]}", None) for nrs in _SIGNAL_CALLS.values()]
+    body.append((JEQ, _SETSOCKOPT[machine], "sockopt", None))
     body += [(JEQ, madvise, None, "allow"), (LD_ABS, arg(2), None, None)]
     body += [(JEQ, advice, "deny", None) for advice in MADV_REFUSED]
     body.append((JGE, 0, "allow", "allow"))
     for i in sorted({nrs[2] for nrs in _SIGNAL_CALLS.values()}):
         body += [("label", f"signal{i}"), (LD_ABS, arg(i), None, None),
                  (JGE, min(STOP_SIGNALS), None, "allow"), (JGE, max(STOP_SIGNALS) + 1, "allow", "deny")]
+    body += [("label", "sockopt"), (LD_ABS, arg(1), None, None), (JEQ, SOL_SOCKET, None, "allow"),
+             (LD_ABS, arg(2), None, None)]
+    body += [(JEQ, option, "deny", None) for option in BUFFER_OPTIONS]
     body += [("label", "allow"), (RET, ALLOW, None, None), ("label", "deny"), (RET, DENY, None, None)]
     at, insns = {}, []
     for entry in body:

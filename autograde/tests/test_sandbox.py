@@ -337,6 +337,11 @@ def test_the_filter_refuses_exactly_its_calls_and_other_architectures_numbering(
             for sig in range(0, 65):
                 got = _run_filter(prog, arch, nrs[column], **({"arg1": sig} if nrs[2] == 1 else {"arg2": sig}))
                 assert got == (eperm if sig in (19, 20, 21, 22) else allow), (machine, name, sig)
+        # socket buffers stay at the default: only SOL_SOCKET's buffer-size options are refused
+        setsockopt = sandbox._SETSOCKOPT[machine]
+        for level, option in [(1, o) for o in range(0, 70)] + [(6, 7), (6, 8), (0, 7), (41, 32)]:
+            refused = level == 1 and option in (7, 8, 32, 33)
+            assert _run_filter(prog, arch, setsockopt, arg1=level, arg2=option) == (eperm if refused else allow)
     prog = sandbox.seccomp_program("x86_64")
     assert _run_filter(prog, 0xC000003E, 0x40000000 | 250) == eperm  # x32 keyctl
     assert sandbox.seccomp_program("s390x") is None
@@ -445,6 +450,29 @@ def test_memory_no_process_shows_cannot_be_made(mode, monkeypatch):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_socket_buffers_cannot_be_enlarged(mode, monkeypatch):
+    """With 256 open files and buffers raised to this machine's wmem_max (4 MB), one process queued 1977 MB of
+    socket buffers at 11 MB RSS (as `nobody`, where only the watchdog over RSS holds memory). SO_SNDBUF and
+    SO_RCVBUF are refused; other socket options work. Control: without the filter the buffer grows."""
+    probe = """
+        import socket
+        a, b = socket.socketpair()
+        before = a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        out = []
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            try:
+                a.setsockopt(socket.SOL_SOCKET, option, before * 4); out.append("set")
+            except PermissionError:
+                out.append("refused")
+        a.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        print(" ".join(out), a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) > before)
+    """
+    assert run(mode, probe).stdout.split() == ["refused", "refused", "False"]
+    monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
+    assert run(mode, probe).stdout.split() == ["set", "set", "True"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_open_files_are_capped_and_the_cap_cannot_be_raised(mode):
     """Issue 37: with the soft open-file limit raised to the hard one, Unix sockets queued 3 GB of kernel buffers
     at 16 MB RSS. RLIMIT_NOFILE is Policy.open_files, soft and hard: the probe raises its soft limit to the hard
@@ -471,3 +499,55 @@ def test_open_files_are_capped_and_the_cap_cannot_be_raised(mode):
     control = subprocess.run(["prlimit", "--nofile=64:1024", "--", sys.executable, "-c", textwrap.dedent(probe)],
                              capture_output=True, text=True, timeout=60)
     assert control.stdout.split()[:2] + control.stdout.split()[3:] == ["64", "1024", "False", "none"], control.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_watchdog_counts_what_sockets_hold(mode, monkeypatch):
+    """Without a cgroup the watchdog's sum is the only memory cap, and socket buffers are in no RSS (issue 37: Unix
+    sockets queued 3 GB at 16 MB RSS). It charges every file-table slot of a process FD_BYTES (a Unix socket's
+    largest buffer) and adds the TCP bytes queued in the sandbox's network namespace: a process that fills 100
+    Unix socket pairs and 8 loopback TCP connections is counted at least at its RSS plus all it queued. Control:
+    counting resident memory alone (FD_BYTES 0, no TCP) stays below that."""
+    monkeypatch.setattr(sandbox, "_memory_cgroup", lambda: None)
+    code = textwrap.dedent("""
+        import socket, time
+        def fill(s, rounds):
+            s.setblocking(False)
+            n = 0
+            for _ in range(rounds):
+                try:
+                    while True:
+                        n += s.send(b"x" * 65536)
+                except BlockingIOError:
+                    time.sleep(0.02)
+            return n
+        held, unix, tcp = [], 0, 0
+        for _ in range(100):
+            a, b = socket.socketpair(); held += [a, b]; unix += fill(a, 1)
+        srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(8)
+        for _ in range(8):
+            c = socket.create_connection(srv.getsockname()); s, _ = srv.accept(); held += [c, s]; tcp += fill(c, 3)
+        rss = int([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]) * 1024
+        print(rss, unix, tcp, flush=True)
+        time.sleep(0.5)  # 25 polls
+    """)
+
+    def watched() -> tuple[int, list[int]]:
+        group = sandbox.MemoryGroup(4 << 30, "test", watch_bytes=2 << 30)
+        cmd = sandbox.wrap([sys.executable, "-c", code], readonly=[], userns=mode == "userns")
+        if mode == "userns":
+            cmd = unprivileged.command(cmd, {"PATH": "/usr/bin:/bin"})
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            group.started(p.pid)
+            out, err = p.communicate(timeout=120)
+        finally:
+            group.close()
+        assert not group.hit() and len(out.split()) == 3, (out, err)
+        return group.peak, [int(x) for x in out.split()]
+    peak, (rss, unix, tcp) = watched()
+    assert unix > 10 << 20 and tcp > 10 << 20 and peak >= rss + unix + tcp, (peak, rss, unix, tcp)
+    monkeypatch.setattr(sandbox, "FD_BYTES", 0)
+    monkeypatch.setattr(sandbox, "_tcp_queued", lambda pid: 0)
+    peak, (rss, unix, tcp) = watched()
+    assert peak < rss + unix + tcp, (peak, rss, unix, tcp)
