@@ -420,6 +420,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _open_files(policy: Policy) -> int:
+    """Policy.open_files, or the grader's own hard limit if lower (an unprivileged prlimit cannot raise it)."""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return policy.open_files if hard == resource.RLIM_INFINITY else min(policy.open_files, hard)
+
+
 def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), slot: int = 0,
          env: dict[str, str] | None = None, userns: bool | None = None) -> list[str]:
     """The command that runs argv in a sandbox (see the module docstring).
@@ -468,6 +475,6 @@ def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), sl
         cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
                 "--inh-caps=-all", "--bounding-set=-all", "--"]
     cmd += ["prlimit", f"--as={policy.address_space}", f"--nproc={policy.max_processes}",
-            f"--fsize={policy.file_bytes}", f"--cpu={policy.cpu_seconds}", f"--nofile={policy.open_files}",
+            f"--fsize={policy.file_bytes}", f"--cpu={policy.cpu_seconds}", f"--nofile={_open_files(policy)}",
             "--core=0", "--"]
     return cmd + list(argv)
