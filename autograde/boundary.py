@@ -247,6 +247,13 @@ def _message(buf: bytearray, limit: int) -> bytes | None:
     return bytes(buf[start:start + n]) if len(buf) >= start + n else None
 
 
+# A grader's own memory (RLIMIT_DATA, set by the grader's entry point): measured VmData peak 1.13 GB grading the
+# references with one worker; each concurrent worker adds its messages (FRAME_CAP each) and their parses (<= 50 MB
+# per document, MESSAGE_VALUES_CAP values per report).
+GRADER_BYTES = 3 << 30
+WORKER_BYTES = 1 << 30
+
+
 def limit_memory(nbytes: int) -> None:
     """Hold this process (one that parses what sandboxes send) to ``nbytes`` of data: RLIMIT_DATA's soft limit,
     lowered only. Past it an allocation raises MemoryError in this process instead of the machine running out.
