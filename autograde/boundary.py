@@ -137,8 +137,8 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
 
     The process (a sandbox) is killed as soon as its message is in, on the deadline, or when it sends more
     than ``limit`` bytes (at most ``FRAME_CAP``); nothing it leaves running (a thread, a background process
-    holding its stdout open) can make the grader wait longer than the deadline. ``started(pid)``, if given, is told the process's pid
-    (a memory watchdog, sandbox.MemoryGroup).
+    holding its stdout open) can make the grader wait longer than the deadline. ``started(pid)``, if given, is
+    told the process's pid (a memory watchdog, sandbox.MemoryGroup).
     """
     limit = min(limit, FRAME_CAP)
     t0 = time.monotonic()

@@ -22,8 +22,8 @@ Two ways to be an unprivileged user of its own, chosen by who the grader is:
   neither the grader nor another sandbox of the same user loses processes (autograde/tests/test_sandbox.py).
   Nested user namespaces are refused inside (`--disable-userns`).
 
-The whole memory budget is `Policy.memory_bytes`: the private /tmp, $HOME and /dev/shm (RAM-backed) are carved out of
-it, and the rest is the address-space limit of each process. Where the grader may make a memory cgroup
+The whole memory budget is `Policy.memory_bytes`: the private /tmp, $HOME and /dev/shm (RAM-backed) are carved
+out of it, and the rest is the address-space limit of each process. Where the grader may make a memory cgroup
 (cgroup v1, as root), `MemoryGroup` also caps the sum over all of a sandbox's processes and its tmpfs pages at
 the budget: RLIMIT_AS alone bounds each process, and a sandbox may start up to `max_processes` of them.
 Elsewhere (not root, cgroup v2 only) `MemoryGroup` is a watchdog over the summed resident memory of the
@@ -96,7 +96,7 @@ class MemoryGroup:
         self.fired = False
         self.peak = 0  # the largest sum the watchdog saw (bytes)
         # which mechanism holds the limit, for the grade record's memory row: "cgroup v1" (a hard cap over the
-        # processes and their tmpfs pages) or "watchdog" (summed resident memory, polled: not a hard cap)
+        # processes and their tmpfs pages) or "watchdog" (a polled sum, see above: not a hard cap)
         self.enforced_by = "watchdog"
         base = _memory_cgroup()
         if base is None:
@@ -210,8 +210,10 @@ def _tcp_queued(pid: int) -> int:
         try:
             with open(f"/proc/{pid}/net/{name}", "rb") as f:
                 for line in f.read().splitlines()[1:]:
-                    tx, _, rx = line.split()[4].partition(b":")
-                    total += int(tx, 16) + int(rx, 16)
+                    fields = line.split()
+                    if fields[3] != b"0A":  # a listening socket's columns are its backlog, not bytes
+                        tx, _, rx = fields[4].partition(b":")
+                        total += int(tx, 16) + int(rx, 16)
         except (OSError, IndexError, ValueError):
             pass
     return total
