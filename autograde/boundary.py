@@ -9,6 +9,9 @@ Nothing else in the harness reads what a student's code produced or what a stude
   at most ``SIDE_COUNT`` of ``SIDE_BYTES`` each, parsed by ``watch_records``;
   on the deadline, an oversized message, or once the last message is in, the whole sandbox is killed (its pid
   namespace ends with it, threads included) (``run``);
+- no message is longer than ``FRAME_CAP`` whatever limit a caller passes (the honest maximum is ~10 MB);
+- JSON is counted before it is parsed: at most ``VALUES_CAP`` values, counted from its bytes, so no Python object
+  is built for a document that would hold more (a 60 MB frame of nested empty lists became 3.6 GB in the grader);
 - JSON is parsed with a size cap, a depth cap and no NaN/Infinity, then checked against the exact shape the
   grader expects: known keys, types, indices in range, text truncated to caps (``loads``, ``cell_outputs``,
   ``check_outcomes``). Anything else raises ``Rejected`` with a one-line reason, which the grader turns into
@@ -19,7 +22,10 @@ Reviewed as a unit: autograde/tests/test_boundary.py fuzzes each parser with gen
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import resource
 import select
 import signal
 import stat
@@ -32,6 +38,13 @@ from typing import Any
 MAX_DEPTH = 64  # deepest JSON nesting accepted from a sandbox or a submission (notebooks need < 10)
 TEXT_CAP = 200_000  # characters kept of one output text
 ITEMS_CAP = 200  # outputs kept per cell
+# Measured on the five reference notebooks graded end to end (docs/sandbox.md, "Bounds"): the largest honest
+# message is 10.1 MB (05's hidden checks' outcomes), the largest JSON document 311,000 values (one check's
+# outcomes). Both caps leave room for a wrong answer's bigger outputs and bound the grader's memory per parse.
+FRAME_CAP = 16 << 20  # bytes of one message from a sandbox, whatever a caller asks
+VALUES_CAP = 1_000_000  # JSON values (and object keys) in one document from a sandbox
+MESSAGE_VALUES_CAP = 4_000_000  # in one verification message, its strings' contents counted: every outcomes
+                                # document it holds together (honest max 975,000: 03's hidden checks)
 
 
 class Rejected(ValueError):
@@ -124,10 +137,11 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
     checks' results, whose messages a student sees.
 
     The process (a sandbox) is killed as soon as its message is in, on the deadline, or when it sends more
-    than ``limit`` bytes; nothing it leaves running (a thread, a background process holding its stdout open)
-    can make the grader wait longer than the deadline. ``started(pid)``, if given, is told the process's pid
-    (a memory watchdog, sandbox.MemoryGroup).
+    than ``limit`` bytes (at most ``FRAME_CAP``); nothing it leaves running (a thread, a background process
+    holding its stdout open) can make the grader wait longer than the deadline. ``started(pid)``, if given, is
+    told the process's pid (a memory watchdog, sandbox.MemoryGroup).
     """
+    limit = min(limit, FRAME_CAP)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          start_new_session=True, env=env)
@@ -234,21 +248,74 @@ def _message(buf: bytearray, limit: int) -> bytes | None:
     return bytes(buf[start:start + n]) if len(buf) >= start + n else None
 
 
+# A grader's own memory (RLIMIT_DATA, set by the grader's entry point): grading the five references with one
+# worker peaked at 0.45 GB resident (1.13 GB of data with measuring wrappers that copied every message), and
+# graded them alike under GRADER_BYTES + WORKER_BYTES; each concurrent worker adds its messages (FRAME_CAP each)
+# and their parses (<= 50 MB per document, MESSAGE_VALUES_CAP values per report).
+GRADER_BYTES = 3 << 30
+WORKER_BYTES = 1 << 30
+
+
+def limit_memory(nbytes: int) -> None:
+    """Hold this process (one that parses what sandboxes send) to ``nbytes`` of data: RLIMIT_DATA's soft limit,
+    lowered only. Past it an allocation raises MemoryError in this process instead of the machine running out.
+    RLIMIT_DATA rather than RLIMIT_AS: it counts the private writable memory (heap, anonymous mappings, thread
+    stacks), not the address space that torch and the allocator reserve without using."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        nbytes = min(nbytes, hard)
+    if soft == resource.RLIM_INFINITY or soft > nbytes:
+        resource.setrlimit(resource.RLIMIT_DATA, (nbytes, hard))
+
+
 # -------------------------------------------------------------------------------------------- JSON
 def _no_constants(name: str) -> Any:
     raise Rejected(f"{name} is not allowed in JSON here")
 
 
-def loads(data: bytes, *, limit: int, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse untrusted JSON: at most ``limit`` bytes, nesting at most ``max_depth``, no NaN or Infinity."""
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses to inf without passing parse_constant
+        raise Rejected(f"{text[:20]} is not a finite number")
+    return value
+
+
+# One JSON string as the parser reads it; an unterminated one runs to the end (the text is then no JSON anyway), so
+# no match ever fails and backtracks: without that end, a run of \" made this quadratic (40 kB: 5 s).
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+
+
+def _count(b: bytes) -> int:
+    return b.count(b",") + b.count(b"[") + b.count(b"{") + b.count(b":") + 1
+
+
+def count_values(data: bytes, cap: int = VALUES_CAP) -> int:
+    """An upper bound on the values and keys of the JSON document ``data``, counted from its bytes (no object built).
+
+    Every value is the whole document, the first in an array or object (at most one per ``[`` or ``{``) or follows
+    a comma, and every key is followed by a colon: outside strings, commas + brackets + colons + 1 bounds them
+    all. Counted first over all the bytes (strings included, an overcount); only when that passes the cap, again
+    with the strings taken out (the parser's own reading of a string). Raises Rejected past ``cap``."""
+    n = _count(data)
+    if n > cap:
+        n = _count(_STRING.sub(b"", data))
+        if n > cap:
+            raise Rejected(f"JSON of more than {cap} values")
+    return n
+
+
+def loads(data: bytes, *, limit: int, max_depth: int = MAX_DEPTH, max_values: int = VALUES_CAP) -> Any:
+    """Parse untrusted JSON: at most ``limit`` bytes and ``max_values`` values (counted before parsing), nesting at
+    most ``max_depth``, no NaN or Infinity."""
     if len(data) > limit:
         raise Rejected(f"{len(data)} bytes of JSON, over the limit of {limit}")
+    count_values(data, max_values)
     try:
-        value = json.loads(data.decode("utf-8"), parse_constant=_no_constants)
+        value = json.loads(data.decode("utf-8"), parse_constant=_no_constants, parse_float=_finite)
     except RecursionError:
         raise Rejected("JSON nested too deeply") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise Rejected(f"not valid JSON: {e}") from None
+    except ValueError as e:  # not JSON, not UTF-8, or an integer past Python's 4300 digits
+        raise Rejected(f"not valid JSON: {str(e)[:200]}") from None
     stack = [(value, 1)]
     while stack:
         v, depth = stack.pop()
@@ -313,8 +380,12 @@ def cell_outputs(message: bytes, code_cells: set[int], *, limit: int) -> dict:
 def check_outcomes(message: bytes, names: set[str], *, limit: int) -> dict[str, str]:
     """The verification child's report: {check name: outcomes JSON text}, only for the checks it was given.
 
-    The outcomes text itself is decoded later by the check engine, inside ``decode_outcomes``.
+    The outcomes text itself is decoded later by the check engine, inside ``decode_outcomes``; so that all of them
+    together stay bounded, not only each one, the message is counted with its strings' contents (an escaped
+    document keeps its commas and brackets): at most ``MESSAGE_VALUES_CAP``.
     """
+    _expect(_count(message) <= MESSAGE_VALUES_CAP, f"the verification report holds more than {MESSAGE_VALUES_CAP} "
+            "values in all")
     data = loads(message, limit=limit)
     _expect(isinstance(data, dict), "the verification report is not an object")
     _expect(set(data) <= names, "the verification report names checks it was not given")

@@ -7,10 +7,12 @@
   Python installation (read-only), and the files the caller names (read-only). Nothing of the host is
   writable: /tmp and $HOME are private tmpfs folders of a fixed size, and what the sandbox produces leaves it
   only through its standard output, read by the grader with a size cap and a deadline (autograde.boundary);
-- as an unprivileged user with no capabilities and rlimits on address space, processes, file size and CPU;
+- as an unprivileged user with no capabilities and rlimits on address space, processes, open files, file size
+  and CPU;
 - under a seccomp filter that refuses the kernel key store and the calls that evict or read page-cache
   residency (see BLOCKED_SYSCALLS): kernel state shared across these namespaces that a sandbox could write
-  and a later one read.
+  and a later one read; and the memory that no process's RSS shows (memfd_create, shmget, socket buffers set
+  past the default).
 
 Two ways to be an unprivileged user of its own, chosen by who the grader is:
 - the grader is root: bubblewrap builds the mounts as root, then `setpriv` drops to uid 61000 + slot (one uid
@@ -20,12 +22,14 @@ Two ways to be an unprivileged user of its own, chosen by who the grader is:
   neither the grader nor another sandbox of the same user loses processes (autograde/tests/test_sandbox.py).
   Nested user namespaces are refused inside (`--disable-userns`).
 
-The whole memory budget is `Policy.memory_bytes`: the private /tmp and $HOME (RAM-backed) are carved out of
-it, and the rest is the address-space limit of each process. Where the grader may make a memory cgroup
+The whole memory budget is `Policy.memory_bytes`: the private /tmp, $HOME and /dev/shm (RAM-backed) are carved
+out of it, and the rest is the address-space limit of each process. Where the grader may make a memory cgroup
 (cgroup v1, as root), `MemoryGroup` also caps the sum over all of a sandbox's processes and its tmpfs pages at
 the budget: RLIMIT_AS alone bounds each process, and a sandbox may start up to `max_processes` of them.
 Elsewhere (not root, cgroup v2 only) `MemoryGroup` is a watchdog over the summed resident memory of the
-sandbox's processes: it kills the tree within one poll of passing the budget (not a hard cap).
+sandbox's processes and what their open files can hold in kernel buffers: it kills the tree within one poll of
+passing the budget (not a hard cap). Kernel memory that no process shows is refused (memfd_create, SysV shmget,
+socket buffers past the default) or bounded (open files: RLIMIT_NOFILE, soft and hard).
 
 What it does not protect against: a kernel exploit, a side channel (timing, /proc/cpuinfo), and resource use
 below the limits (a student can use its whole CPU and memory allowance).
@@ -57,22 +61,30 @@ class Policy:
     cpu_seconds: int = 900  # CPU time (RLIMIT_CPU), a backstop behind the grader's wall-clock deadlines
     tmp_bytes: int = 128 << 20  # private /tmp, a tmpfs in RAM, counted in memory_bytes
     home_bytes: int = 128 << 20  # private $HOME, likewise
+    shm_bytes: int = 16 << 20  # private /dev/shm (POSIX shared memory: in no process's RSS until mapped), likewise
+    # RLIMIT_NOFILE, soft and hard: each open socket or pipe can hold kernel buffers that no RSS shows (issue 37:
+    # with the soft limit raised to the hard one, Unix sockets queued 3 GB at 16 MB RSS). An honest run needs
+    # far fewer (docs/sandbox.md: measured peak of any process of a graded reference notebook).
+    open_files: int = 256
 
     @property
     def address_space(self) -> int:
         """RLIMIT_AS of each process: what is left of the budget once the private folders are full."""
-        return self.memory_bytes - self.tmp_bytes - self.home_bytes
+        return self.memory_bytes - self.tmp_bytes - self.home_bytes - self.shm_bytes
 
 
 class MemoryGroup:
     """A memory cgroup (v1) holding one sandbox: its processes and tmpfs pages together stay under a limit.
 
     Made under the grader's own memory cgroup. Where that is impossible (not root, or no cgroup v1 memory
-    controller) it falls back to a watchdog (`started`): the resident memory summed over the sandbox's process
-    tree, polled every POLL_S, and the whole tree killed once the sum passes the limit less the private
-    folders (they are capped on their own). The watchdog is not a hard cap: between two polls a fill can pass
+    controller) it falls back to a watchdog (`started`): summed over the sandbox's process tree, polled every
+    POLL_S, the resident memory (mapped shared memory included) plus what its open files could hold in kernel
+    buffers (FD_BYTES per file-table slot, and the TCP bytes queued in its network namespace); the whole tree
+    is killed once the sum passes the limit less the private folders (they are capped on their own). Memory no
+    process shows otherwise is refused (memfd_create, shmget, larger socket buffers: the seccomp filter) or
+    capped (open files: Policy.open_files). The watchdog is not a hard cap: between two polls a fill can pass
     the limit by what it writes in POLL_S, and each process stays under RLIMIT_AS whatever happens
-    (docs/threat-model.md).
+    (docs/threat-model.md). ``enforced_by`` says which of the two held a sandbox.
     """
 
     POLL_S = 0.02
@@ -83,6 +95,9 @@ class MemoryGroup:
         self._stop = None
         self.fired = False
         self.peak = 0  # the largest sum the watchdog saw (bytes)
+        # which mechanism holds the limit, for the grade record's memory row: "cgroup v1" (a hard cap over the
+        # processes and their tmpfs pages) or "watchdog" (a polled sum, see above: not a hard cap)
+        self.enforced_by = "watchdog"
         base = _memory_cgroup()
         if base is None:
             return
@@ -92,6 +107,7 @@ class MemoryGroup:
             path.mkdir(exist_ok=True)
             (path / "memory.limit_in_bytes").write_text(str(limit_bytes))
             self.path = path
+            self.enforced_by = "cgroup v1"
         except OSError:
             self.close()
 
@@ -126,12 +142,8 @@ class MemoryGroup:
                 procs = [root, *root.children(recursive=True)]
             except psutil.Error:
                 return  # the sandbox ended
-            total = 0
-            for proc in procs:
-                try:
-                    total += proc.memory_info().rss
-                except psutil.Error:
-                    pass
+            total = sum(_charged(proc.pid) for proc in procs)
+            total += 2 * _tcp_queued(procs[-1].pid) if len(procs) > 1 else 0  # bytes, twice for their overhead
             self.peak = max(self.peak, total)
             if total > self._limit:
                 self.fired = True
@@ -170,6 +182,41 @@ class MemoryGroup:
             except OSError:
                 time.sleep(0.1)
         self.path = None
+
+
+# Kernel memory that one open file can hold beyond any RSS, at most: a Unix socket at the default buffer size
+# (setsockopt cannot raise it, see _SETSOCKOPT; measured 222 kB a socket here), a pipe (64 kB; raised pipes are
+# capped per user by fs.pipe-user-pages-soft). TCP sockets (loopback inside the sandbox) can queue more: their
+# queued bytes are read from the sandbox's /proc/net/tcp instead.
+FD_BYTES = 256 << 10
+
+
+def _charged(pid: int) -> int:
+    """What the watchdog counts for one process: its resident memory (mapped shared memory included) and
+    FD_BYTES for each slot of its file table (FDSize: at least its open files, readable even for a process
+    that made itself not dumpable, whose descriptors cannot be listed)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+        return int(fields[b"VmRSS"].split()[0]) * 1024 + int(fields[b"FDSize"]) * FD_BYTES
+    except (OSError, KeyError, ValueError):
+        return 0  # it ended (a kernel thread or zombie has no VmRSS)
+
+
+def _tcp_queued(pid: int) -> int:
+    """Bytes queued on the TCP sockets of pid's network namespace (the sandbox's own), sent or received."""
+    total = 0
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{name}", "rb") as f:
+                for line in f.read().splitlines()[1:]:
+                    fields = line.split()
+                    if fields[3] != b"0A":  # a listening socket's columns are its backlog, not bytes
+                        tx, _, rx = fields[4].partition(b":")
+                        total += int(tx, 16) + int(rx, 16)
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
 def _memory_cgroup() -> Path | None:
@@ -242,11 +289,15 @@ def _under_system(path: Path) -> bool:
 # MADV_COLD / MADV_PAGEOUT go too (madvise itself stays: malloc uses it). No course code needs any of them. A
 # seccomp filter (classic BPF, bwrap --seccomp) answers them, and any call made through another architecture's
 # numbering (x32, i386), with EPERM. Timing alone, after warming a page by reading it, stays possible and noisy.
+# Memory that no process's resident size shows (issue 37: as `nobody`, with no cgroup, memfd pages held 7.4 GB
+# in a sandbox budgeted 4 GiB): memfd_create and memfd_secret, and SysV shmget (a segment detached after it is
+# filled is in no process's RSS either) are refused too; POSIX shm_open lands in the 16 MB /dev/shm tmpfs.
 _SECCOMP_ARCH = {  # audit arch; fully refused numbers; madvise's number
     "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "fadvise64": 221, "mincore": 27,
-                            "process_madvise": 440}, 28),
+                            "process_madvise": 440, "memfd_create": 319, "memfd_secret": 447, "shmget": 29}, 28),
     "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "fadvise64": 223, "mincore": 232,
-                             "process_madvise": 440}, 233)}
+                             "process_madvise": 440, "memfd_create": 279, "memfd_secret": 447, "shmget": 194},
+                233)}
 BLOCKED_SYSCALLS = tuple(_SECCOMP_ARCH["x86_64"][1])  # the same names on every architecture
 MADV_REFUSED = (20, 21)  # MADV_COLD, MADV_PAGEOUT
 # Blind red team 16 stopped the in-sandbox runner with SIGSTOP (same uid), which turned off the per-cell limits
@@ -257,6 +308,13 @@ _SIGNAL_CALLS = {"kill": (62, 129, 1), "tkill": (200, 130, 1), "tgkill": (234, 1
                  "rt_sigqueueinfo": (129, 138, 1), "rt_tgsigqueueinfo": (297, 240, 2),
                  "pidfd_send_signal": (424, 424, 1)}
 STOP_SIGNALS = (19, 20, 21, 22)
+# Socket buffers are kernel memory that no RSS shows either. Open files are capped (Policy.open_files), and each
+# socket's buffer stays at the system default: setsockopt(SOL_SOCKET, SO_SNDBUF / SO_RCVBUF and their FORCE forms)
+# is refused (with the default raised to this machine's wmem_max of 4 MB, one process queued 1977 MB on 256 files
+# at 11 MB RSS). No course code sets them (ZeroMQ only when asked to).
+_SETSOCKOPT = {"x86_64": 54, "aarch64": 208}
+SOL_SOCKET = 1
+BUFFER_OPTIONS = (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
 
 
 def seccomp_program(machine: str | None = None) -> bytes | None:
@@ -281,12 +339,16 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
         body.append((JGE, 0x40000000, "deny", None))  # the x32 numbering
     body += [(JEQ, n, "deny", None) for n in numbers.values()]
     body += [(JEQ, nrs[column], f"signal{nrs[2]}", None) for nrs in _SIGNAL_CALLS.values()]
+    body.append((JEQ, _SETSOCKOPT[machine], "sockopt", None))
     body += [(JEQ, madvise, None, "allow"), (LD_ABS, arg(2), None, None)]
     body += [(JEQ, advice, "deny", None) for advice in MADV_REFUSED]
     body.append((JGE, 0, "allow", "allow"))
     for i in sorted({nrs[2] for nrs in _SIGNAL_CALLS.values()}):
         body += [("label", f"signal{i}"), (LD_ABS, arg(i), None, None),
                  (JGE, min(STOP_SIGNALS), None, "allow"), (JGE, max(STOP_SIGNALS) + 1, "allow", "deny")]
+    body += [("label", "sockopt"), (LD_ABS, arg(1), None, None), (JEQ, SOL_SOCKET, None, "allow"),
+             (LD_ABS, arg(2), None, None)]
+    body += [(JEQ, option, "deny", None) for option in BUFFER_OPTIONS]
     body += [("label", "allow"), (RET, ALLOW, None, None), ("label", "deny"), (RET, DENY, None, None)]
     at, insns = {}, []
     for entry in body:
@@ -300,20 +362,71 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     return out
 
 
+SECCOMP_PREFIX = "autograde-seccomp-"  # + the grader's pid + "-": the temporary folder holding its filter file
+
+
 @functools.lru_cache(maxsize=None)
 def _seccomp_file() -> str | None:
-    """The filter, written once per grader process to a file of its own (bwrap reads it from a descriptor)."""
+    """The filter, written once per grader process to a file of its own (bwrap reads it from a descriptor).
+
+    Removed when the grader exits (issue 37: one file per grader process was left behind); a folder left by a
+    grader that could not clean up (killed) is removed by the next grader of the same user that starts
+    (test_sandbox.py::test_the_grader_leaves_no_filter_file_behind)."""
+    import atexit
     import tempfile
     program = seccomp_program()
     if program is None:
         return None
-    folder = tempfile.mkdtemp(prefix="autograde-seccomp-")
+    _remove_stale_filters()
+    folder = tempfile.mkdtemp(prefix=f"{SECCOMP_PREFIX}{os.getpid()}-")
+    atexit.register(_remove_filter, folder, os.getpid())
     os.chmod(folder, 0o711)  # a non-root grader's test launches sandboxes as another user: it must open the file
     path = os.path.join(folder, "filter.bpf")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
     with os.fdopen(fd, "wb") as f:
         f.write(program)
     return path
+
+
+def _remove_filter(folder: str, owner: int) -> None:
+    if os.getpid() == owner:  # a forked child shares its parent's file: the parent removes it
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_stale_filters() -> None:
+    """Remove filter folders of this user whose grader process is gone (killed before its exit handlers ran)."""
+    import stat
+    import tempfile
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(SECCOMP_PREFIX):].partition("-")[0] if entry.name.startswith(SECCOMP_PREFIX) else ""
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not pid.isdigit() or st.st_uid != os.geteuid() or not stat.S_ISDIR(st.st_mode) or _alive(int(pid)):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _open_files(policy: Policy) -> int:
+    """Policy.open_files, or the grader's own hard limit if lower (an unprivileged prlimit cannot raise it)."""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return policy.open_files if hard == resource.RLIM_INFINITY else min(policy.open_files, hard)
 
 
 def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), slot: int = 0,
@@ -343,7 +456,7 @@ def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), sl
             cmd += ["--ro-bind", d, d]
     cmd += ["--proc", "/proc", "--dev", "/dev",
             "--size", str(policy.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
-            "--size", str(16 << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--size", str(policy.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
             "--size", str(policy.home_bytes), "--perms", "1777", "--tmpfs", HOME]
     made: set[Path] = {Path(HOME), Path(HOME).parent}
     for path in [*python_paths(), *readonly]:
@@ -364,5 +477,6 @@ def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), sl
         cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
                 "--inh-caps=-all", "--bounding-set=-all", "--"]
     cmd += ["prlimit", f"--as={policy.address_space}", f"--nproc={policy.max_processes}",
-            f"--fsize={policy.file_bytes}", f"--cpu={policy.cpu_seconds}", "--core=0", "--"]
+            f"--fsize={policy.file_bytes}", f"--cpu={policy.cpu_seconds}", f"--nofile={_open_files(policy)}",
+            "--core=0", "--"]
     return cmd + list(argv)

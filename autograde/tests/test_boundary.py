@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -50,6 +52,14 @@ def test_loads_returns_json_or_rejects(data):
 def test_loads_rejects_deep_nesting_without_recursing(depth):
     with pytest.raises(boundary.Rejected, match="deep"):
         boundary.loads(b"[" * depth + b"]" * depth, limit=1 << 20)
+
+
+@pytest.mark.parametrize("data", [b"1" * 5000, b"[-" + b"9" * 4301 + b"]", b"1e999", b'{"a": -1E400}', b"[1e309]"])
+def test_loads_rejects_huge_numbers_and_overflowing_floats(data):
+    """An integer past Python's 4300 digits raised ValueError out of loads (not Rejected: the grading run would
+    have stopped); a float that overflows became inf past the NaN/Infinity rule."""
+    with pytest.raises(boundary.Rejected):
+        boundary.loads(data, limit=1 << 20)
 
 
 def test_loads_rejects_nan_and_oversize():
@@ -271,3 +281,112 @@ def test_run_collects_side_records_and_refuses_a_flood_of_them():
         boundary.run(_child(flood), b"", limit=100, deadline_s=60)
     with pytest.raises(boundary.Rejected, match="side record"):
         boundary.run(_child(f"import os\nos.write(1, b'w{boundary.SIDE_BYTES + 1}\\n')"), b"", limit=100, deadline_s=60)
+
+
+# ----------------------------------------------------------------- objects counted before they are built (issue 37)
+def _values(v) -> int:
+    """Values and keys in a parsed document (what count_values bounds)."""
+    if isinstance(v, dict):
+        return 1 + len(v) + sum(_values(x) for x in v.values())
+    if isinstance(v, list):
+        return 1 + sum(_values(x) for x in v)
+    return 1
+
+
+tricky_text = st.text(alphabet=st.sampled_from('ab,[]{}:"\\\n\u00e9\U0001F600'), max_size=12)
+tricky_values = st.recursive(
+    st.none() | st.integers(-5, 5) | tricky_text,
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(tricky_text, inner, max_size=4), max_leaves=40)
+
+
+@FUZZ
+@given(tricky_values, st.booleans())
+def test_values_are_counted_from_the_bytes_at_least_as_many_as_parsed(value, ascii_only):
+    """count_values is an upper bound on the values a document parses to, whatever its strings hold (brackets,
+    commas, quotes, escapes); with the strings taken out it is at most 3n for n values (n - 1 commas, n brackets,
+    n colons at most), so loads parses a document under a cap of 3n, and refuses it under a cap of n - 1."""
+    data = json.dumps(value, ensure_ascii=ascii_only).encode()
+    n = _values(value)
+    assert boundary.count_values(data, cap=1 << 40) >= n
+    assert boundary.loads(data, limit=1 << 20, max_values=3 * n) == value
+    with pytest.raises(boundary.Rejected, match="values"):
+        boundary.loads(data, limit=1 << 20, max_values=n - 1)
+
+
+@FUZZ
+@given(st.binary(max_size=300) | st.text(alphabet='"\\[],{}a', max_size=300).map(str.encode))
+def test_counting_any_bytes_returns_a_count_or_rejects(data):
+    try:
+        assert boundary.count_values(data, cap=50) <= 50
+    except boundary.Rejected:
+        pass
+
+
+def test_counting_is_linear_on_unterminated_strings():
+    """A run of escaped quotes inside an unterminated string (no match must ever be retried from each quote)."""
+    t0 = time.monotonic()
+    for data in (b'"' + b'\\"' * 3_000_000, b'"' * 6_000_001, b'["' + b'\\\\' * 3_000_000):
+        with pytest.raises(boundary.Rejected):
+            boundary.loads(data, limit=1 << 30, max_values=10)
+    assert time.monotonic() - t0 < 10
+
+
+def test_all_outcomes_of_one_report_together_are_counted():
+    """Each outcomes document may hold VALUES_CAP values; five of them in one report pass the report's own cap,
+    counted with its strings' contents, and are refused before parsing. Control: one of them is accepted."""
+    doc = json.dumps([0] * (boundary.VALUES_CAP - 10))
+    names = {f"c{i}" for i in range(5)}
+    one = json.dumps({"c0": doc}).encode()
+    assert len(boundary.check_outcomes(one, names, limit=64 << 20)) == 1
+    with pytest.raises(boundary.Rejected, match="values in all"):
+        boundary.check_outcomes(json.dumps({n: doc for n in names}).encode(), names, limit=64 << 20)
+
+
+_PARSE = """
+import sys
+from autograde import boundary
+def status(key):
+    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0]) >> 10  # MB
+data = b"[" + b"[[]]," * (int(sys.argv[1]) // 5) + b"[]]"  # nested empty lists: the red team's frame
+open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) starts again from here
+before = status("VmRSS")
+try:
+    boundary.loads(data, limit=64 << 20, max_values=int(sys.argv[2])); out = "parsed"
+except boundary.Rejected:
+    out = "rejected"
+print(out, status("VmHWM") - before)
+"""
+
+
+def test_a_frame_of_nested_empty_lists_is_refused_before_it_costs_memory():
+    """Issue 37: a forged 60 MB frame of nested empty lists became a 3.6 GB peak in the grader (limits counted
+    bytes). Parsed in a child: refused, with its peak resident memory grown by less than 50 MB past the frame
+    itself. Control: a twentieth of it (3 MB) parsed with no value cap grows the peak by more than 100 MB."""
+    def parse(size: int, cap: int) -> list[str]:
+        r = subprocess.run([sys.executable, "-c", _PARSE, str(size), str(cap)], capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "PYTHONPATH": str(Path(boundary.__file__).parents[1])})
+        return r.stdout.split() or [r.stderr[-2000:]]
+    refused = parse(60_000_000, boundary.VALUES_CAP)
+    assert refused[0] == "rejected" and int(refused[1]) < 50, refused
+    control = parse(3_000_000, 1 << 40)
+    assert control[0] == "parsed" and int(control[1]) > 100, control
+
+
+def test_no_message_is_read_past_the_frame_cap_whatever_the_caller_asks():
+    announce = f"import os, time\nos.write(1, b'{boundary.FRAME_CAP + 1}\\n' + b'x' * 100)\ntime.sleep(30)"
+    with pytest.raises(boundary.Rejected, match=f"over the limit of {boundary.FRAME_CAP}"):
+        boundary.run(_child(announce), b"", limit=64 << 20, deadline_s=20)
+    fits = f"import os, time\nos.write(1, b'{boundary.FRAME_CAP}\\n' + b'x' * {boundary.FRAME_CAP})\ntime.sleep(30)"
+    assert len(boundary.run(_child(fits), b"", limit=64 << 20, deadline_s=60).message) == boundary.FRAME_CAP
+
+
+def test_limit_memory_turns_a_runaway_allocation_into_a_memory_error():
+    """The grader's own backstop (RLIMIT_DATA): 512 MB asked of a process held to 256 MB fails in that process.
+    Control: the same allocation without the limit succeeds."""
+    code = ("import sys\nfrom autograde import boundary\n"
+            "if sys.argv[1] == 'limit': boundary.limit_memory(256 << 20)\n"
+            "try:\n    x = bytearray(512 << 20); print('allocated')\nexcept MemoryError:\n    print('MemoryError')\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(boundary.__file__).parents[1])}
+    got = [subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, timeout=60,
+                          env=env).stdout.strip() for how in ("limit", "none")]
+    assert got == ["MemoryError", "allocated"]

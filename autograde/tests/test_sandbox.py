@@ -140,7 +140,7 @@ def test_private_tmp_home_and_shm_are_capped_and_stay_inside(mode):
     assert lines[1].split() == ["True", "48", "28"], lines
     assert int(lines[2].split()[1]) <= 16 and lines[2].split()[2] == "28", lines
     assert not os.path.exists(f"/tmp/{marker}") and not os.path.exists(f"/dev/shm/{marker}")
-    assert sandbox.Policy().address_space == sandbox.Policy().memory_bytes - (256 << 20)
+    assert sandbox.Policy().address_space == sandbox.Policy().memory_bytes - (272 << 20)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -337,6 +337,11 @@ def test_the_filter_refuses_exactly_its_calls_and_other_architectures_numbering(
             for sig in range(0, 65):
                 got = _run_filter(prog, arch, nrs[column], **({"arg1": sig} if nrs[2] == 1 else {"arg2": sig}))
                 assert got == (eperm if sig in (19, 20, 21, 22) else allow), (machine, name, sig)
+        # socket buffers stay at the default: only SOL_SOCKET's buffer-size options are refused
+        setsockopt = sandbox._SETSOCKOPT[machine]
+        for level, option in [(1, o) for o in range(0, 70)] + [(6, 7), (6, 8), (0, 7), (41, 32)]:
+            refused = level == 1 and option in (7, 8, 32, 33)
+            assert _run_filter(prog, arch, setsockopt, arg1=level, arg2=option) == (eperm if refused else allow)
     prog = sandbox.seccomp_program("x86_64")
     assert _run_filter(prog, 0xC000003E, 0x40000000 | 250) == eperm  # x32 keyctl
     assert sandbox.seccomp_program("s390x") is None
@@ -393,3 +398,157 @@ def test_the_page_cache_cannot_be_evicted_or_read_from_the_sandbox(mode, monkeyp
     assert run(mode, probe).stdout.split() == ["fadvise:1", "mincore:1", "pageout:1", "dontneed:ok"]
     monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
     assert run(mode, probe).stdout.split() == ["fadvise:ok", "mincore:ok", "pageout:ok", "dontneed:ok"]
+
+
+def test_the_grader_leaves_no_filter_file_behind(tmp_path):
+    """Issue 37: every grader process left its seccomp filter in the temporary folder. A grader that exits
+    removes its own; one killed before its exit handlers ran (SIGKILL) leaves it (the control: the file is there
+    while a grader runs, and after a kill), and the next grader of the same user removes it. Only the folders
+    these runs made are judged (others may use the machine); the temporary folder is this test's own."""
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    make = "import os, sys; from autograde import sandbox; p = sandbox._seccomp_file(); print(p, flush=True); "
+    ended = subprocess.run([sys.executable, "-c", make + "print(os.path.exists(p))"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    path, existed = ended.stdout.split()
+    assert existed == "True" and not os.path.exists(os.path.dirname(path)), ended.stderr
+    killed = subprocess.Popen([sys.executable, "-c", make + "os.kill(os.getpid(), 9)"], env=env,
+                              stdout=subprocess.PIPE, text=True)
+    left = killed.communicate(timeout=60)[0].split()[0]
+    assert os.path.exists(left)  # the control: a killed grader's file stays until another grader starts
+    running = subprocess.Popen([sys.executable, "-c", make + "sys.stdin.read()"], env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    mine = running.stdout.readline().split()[0]
+    assert not os.path.exists(left) and os.path.exists(mine)  # the next grader removed it, and holds its own
+    running.communicate("", timeout=60)
+    assert not os.path.exists(os.path.dirname(mine))
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_no_process_shows_cannot_be_made(mode, monkeypatch):
+    """Issue 37: as `nobody` (no cgroup, the watchdog sums resident memory), pages of a memfd held 7.4 GB in a
+    sandbox budgeted 4 GiB: a memfd's pages, like a SysV segment filled and detached, are in no process's RSS.
+    memfd_create and shmget are refused (EPERM); shm_open's files land in the 16 MB /dev/shm. Control: without
+    the filter both calls work in the sandbox."""
+    probe = """
+        import ctypes, os
+        out = []
+        try:
+            os.close(os.memfd_create("fill")); out.append("memfd:ok")
+        except OSError as e:
+            out.append("memfd:" + str(e.errno))
+        libc = ctypes.CDLL(None, use_errno=True)
+        shm = libc.shmget(0, 1 << 20, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+        out.append("shmget:" + ("ok" if shm >= 0 else str(ctypes.get_errno())))
+        if shm >= 0:
+            libc.shmctl(shm, 0, None)  # IPC_RMID
+        print(" ".join(out))
+    """
+    assert run(mode, probe).stdout.split() == ["memfd:1", "shmget:1"]
+    monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
+    assert run(mode, probe).stdout.split() == ["memfd:ok", "shmget:ok"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_socket_buffers_cannot_be_enlarged(mode, monkeypatch):
+    """With 256 open files and buffers raised to this machine's wmem_max (4 MB), one process queued 1977 MB of
+    socket buffers at 11 MB RSS (as `nobody`, where only the watchdog over RSS holds memory). SO_SNDBUF and
+    SO_RCVBUF are refused; other socket options work. Control: without the filter the buffer grows."""
+    probe = """
+        import socket
+        a, b = socket.socketpair()
+        before = a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        out = []
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            try:
+                a.setsockopt(socket.SOL_SOCKET, option, before * 4); out.append("set")
+            except PermissionError:
+                out.append("refused")
+        a.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        print(" ".join(out), a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) > before)
+    """
+    assert run(mode, probe).stdout.split() == ["refused", "refused", "False"]
+    monkeypatch.setattr(sandbox, "_seccomp_file", lambda: None)
+    assert run(mode, probe).stdout.split() == ["set", "set", "True"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_open_files_are_capped_and_the_cap_cannot_be_raised(mode):
+    """Issue 37: with the soft open-file limit raised to the hard one, Unix sockets queued 3 GB of kernel buffers
+    at 16 MB RSS. RLIMIT_NOFILE is Policy.open_files, soft and hard: the probe raises its soft limit to the hard
+    one (the attack) and past it, then makes socket pairs until refused: EMFILE within the 64. Control: outside
+    the sandbox, with a soft limit of 64 under a hard one of 1024, the same probe gets past 64."""
+    probe = """
+        import resource, socket
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard + 1, hard + 1)); raised = "raised"
+        except (ValueError, OSError):
+            raised = "kept"
+        pairs, ended = [], "none"
+        try:
+            while len(pairs) < 200:
+                pairs.append(socket.socketpair())
+        except OSError as e:
+            ended = e.errno
+        print(soft, hard, raised, 2 * len(pairs) <= 64, ended)
+    """
+    policy = sandbox.Policy(open_files=64)
+    assert run(mode, probe, policy=policy).stdout.split() == ["64", "64", "kept", "True", "24"]
+    control = subprocess.run(["prlimit", "--nofile=64:1024", "--", sys.executable, "-c", textwrap.dedent(probe)],
+                             capture_output=True, text=True, timeout=60)
+    assert control.stdout.split()[:2] + control.stdout.split()[3:] == ["64", "1024", "False", "none"], control.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_watchdog_counts_what_sockets_hold(mode, monkeypatch):
+    """Without a cgroup the watchdog's sum is the only memory cap, and socket buffers are in no RSS (issue 37: Unix
+    sockets queued 3 GB at 16 MB RSS). It charges every file-table slot of a process FD_BYTES (a Unix socket's
+    largest buffer) and adds the TCP bytes queued in the sandbox's network namespace: a process that fills 100
+    Unix socket pairs and 8 loopback TCP connections is counted at least at its RSS plus all it queued. Control:
+    counting resident memory alone (FD_BYTES 0, no TCP) stays below that."""
+    monkeypatch.setattr(sandbox, "_memory_cgroup", lambda: None)
+    code = textwrap.dedent("""
+        import socket, time
+        def fill(s, rounds):
+            s.setblocking(False)
+            n = 0
+            for r in range(rounds):
+                time.sleep(0.02 * (r > 0))  # a TCP window opens again once the receiver's side has taken data
+                try:
+                    while True:
+                        n += s.send(b"x" * 65536)
+                except BlockingIOError:
+                    pass
+            return n
+        held, unix, tcp = [], 0, 0
+        for _ in range(100):
+            a, b = socket.socketpair(); held += [a, b]; unix += fill(a, 1)
+        srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(8)
+        for _ in range(8):
+            c = socket.create_connection(srv.getsockname()); s, _ = srv.accept(); held += [c, s]; tcp += fill(c, 3)
+        rss = int([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]) * 1024
+        print(rss, unix, tcp, flush=True)
+        time.sleep(0.5)  # 25 polls
+    """)
+
+    def watched() -> tuple[int, list[int]]:
+        group = sandbox.MemoryGroup(4 << 30, "test", watch_bytes=2 << 30)
+        cmd = sandbox.wrap([sys.executable, "-c", code], readonly=[], userns=mode == "userns")
+        if mode == "userns":
+            cmd = unprivileged.command(cmd, {"PATH": "/usr/bin:/bin"})
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            group.started(p.pid)
+            out, err = p.communicate(timeout=120)
+        finally:
+            group.close()
+        assert not group.hit() and len(out.split()) == 3, (out, err)
+        return group.peak, [int(x) for x in out.split()]
+    peak, (rss, unix, tcp) = watched()
+    assert unix > 10 << 20 and tcp > 10 << 20 and peak >= rss + unix + tcp, (peak, rss, unix, tcp)
+    monkeypatch.setattr(sandbox, "FD_BYTES", 0)
+    monkeypatch.setattr(sandbox, "_tcp_queued", lambda pid: 0)
+    peak, (rss, unix, tcp) = watched()
+    assert peak < rss + unix + tcp, (peak, rss, unix, tcp)
