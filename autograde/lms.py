@@ -292,7 +292,8 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
       ``Softmax (1234)``, or a new name.
     - Moodle (grade/import/csv, "Identify user by"): ``ID number`` holds the roster id and ``Email address`` the
       roster's e-mail. A folder named by a Moodle participant id (imported without a roster row) is not a user
-      id Moodle can map, and an unmapped user stops Moodle's whole import: such rows are left out and listed.
+      id Moodle can map, and an unmapped user stops Moodle's whole import (grade/import/csv/classes/load_data.php,
+      ``check_user_exists`` -> ``cleanup_import('usermappingerror')``): such rows are left out and listed.
     Scores that are not final (written answers not yet graded, harness errors) are left blank and listed.
     Returns the number of student rows written.
     """
