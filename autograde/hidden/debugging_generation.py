@@ -259,6 +259,21 @@ def _rp_real_cases() -> list[Case]:
     return cases
 
 
+PF_REPEATS = [0, 257, 0, 259, 300, 261, 263, 0]       # counts above 256: not integers bfloat16 can hold (8 bits)
+
+
+def _pf_many_repeats() -> list[Case]:
+    """Issue 38: tokens repeated 257-300 times, bfloat16 logits. The text: "Compute in float32 for float16/bfloat16
+    logits"; counts kept in bfloat16 round 257 to 256 (4 of these 8 values then land a rounding step off, 5 when
+    everything is bfloat16)."""
+    z = torch.tensor([[3.0, 1.5, -2.0, 0.25, 4.0, -0.5, 2.0, 1.0]]).bfloat16()
+    hist = torch.cat([torch.full((c,), i, dtype=torch.long) for i, c in enumerate(PF_REPEATS)])
+    hist = hist[torch.randperm(hist.numel(), generator=_g(531))][None]
+    return [Case((z, hist), {"frequency": 0.013}, compare=half_match(),
+                 label="bfloat16 [1, 8], 1340 ids: tokens repeated 257 to 300 times (beyond bfloat16's integers), "
+                       "frequency 0.013")]
+
+
 def _pf_cases() -> list[Case]:
     g, cases = _g(504), []
     for i in range(32):
@@ -458,7 +473,8 @@ CHECKS = [
     Check("repetition_penalty_hidden", "repetition_penalty", lambda: _rp_cases() + _rp_cost(), logits_match(rtol=1e-6),
           contract=Contract(meta=True, cost=(RP_SMALL, RP_LARGE, 2.0), cost_cap=((RP_CAP, CAP_LINES),)),
           hint="counted ids: all or ids[:, prompt_len:], then the last `window`; once per token; divide > 0, multiply <= 0."),
-    Check("presence_frequency_penalty_hidden", "presence_frequency_penalty", lambda: _pf_cases() + _pf_cost(),
+    Check("presence_frequency_penalty_hidden", "presence_frequency_penalty",
+          lambda: _pf_cases() + _pf_many_repeats() + _pf_cost(),
           logits_match(rtol=1e-6, atol=1e-5),
           contract=Contract(meta=True, cost=(PF_SMALL, PF_LARGE, 2.0),
                             cost_cap=((PF_CAP_V, CAP_LINES), (PF_CAP_L, CAP_LINES))),

@@ -67,6 +67,16 @@ def _gen_cases() -> list[Case]:
                           label=f"one letter per token, text stop {stop!r} straddling tokens 3-4 of row {r}"))
     cases.append(Case((lm, [[10, 20, 30]], 9, g), dict(stop_sequences=["nosuch", [1, 1, 1]], tokenizer=tok),
                       label="stops that never occur: runs to max_new_tokens"))
+    # issue 38: a text stop completed inside a token that carries more text: two letters per token, the stop is the
+    # second letter of new token 3 and the first of new token 4, so the decoded text goes on one letter past it (an
+    # answer testing decoded.endswith(stop) never stops); token 4 completes it and is returned
+    pair = toy_inputs._pair_tokenizer()
+    outs_pair = generate(_resolve(lm, {}), prompts[:2], 6, stop_tokens=(), progress=False)
+    for r, o in enumerate(outs_pair):
+        stop = pair.decode(o[2:4])[1:3]
+        cases.append(Case((lm, prompts[:2], 8, g), dict(stop_sequences=[stop], tokenizer=tok),
+                          label=f"two letters per token, text stop {stop!r} completed inside new token 4 of row {r} "
+                                "(one letter more follows it)"))
     # a one-token stop sequence: row 1's third greedy token
     cases.append(Case((lm, prompts, 8, g), dict(stop_sequences=[[outs[1][2]]]),
                       label=f"one-token stop sequence [{outs[1][2]}] (row 1's third new token)"))
@@ -242,6 +252,11 @@ def _beam_cases() -> list[Case]:
     # best one is [4, 0] (avg log p -0.33; unfinished [4, 0, 1, 5] would score -0.49)
     cases.append(Case((Resource("nb04_table_2"), [3], 2, 4, 0), dict(length_penalty=1.0),
                       label="random table 2, width 2, 4 tokens, eos_id=0: the best hypothesis ends with EOS 0"))
+    # issue 38: the text bounds beam_width by nothing: a beam as wide as the vocabulary (6 tokens) and wider (9: the
+    # first step has only 6 candidates, so a top-k over them asks for more than there are)
+    for b in (6, 9):
+        cases.append(Case((Resource("nb04_table_1"), [2], b, 3, 5), dict(length_penalty=1.0),
+                          label=f"random table 1, width {b} on a 6-token vocabulary, 3 tokens"))
     return cases
 
 

@@ -35,14 +35,26 @@ _TEXTS = [
 ]
 
 
+# Issue 38: texts at the edges of "every text whose bytes `enc` can all encode": Unicode normal forms (an answer that
+# normalises, NFC or NFKC, changes the bytes: a decomposed e + U+0301, A + U+030A, o + U+0308; a ligature, a
+# fraction and fullwidth letters that NFKC rewrites), and a leading space and a trailing newline, tokens of their own
+_EDGE_TEXTS = [
+    "cafe\u0301 A\u030angstro\u0308m",
+    "\ufb01ne \u00bd \uff46\uff55\uff4c\uff4c",
+    " hello world\n",
+]
+
+
 def _pieces_cases() -> list[Case]:
     cl, sm = Resource("cl100k_base"), Resource("smollm2_tokenizer")
-    return [Case((enc, t), label=f"{name}, {t!r}") for t in _TEXTS for enc, name in ((cl, "cl100k_base"), (sm, "SmolLM2"))]
+    return [Case((enc, t), label=f"{name}, {t!r}") for t in _TEXTS + _EDGE_TEXTS
+            for enc, name in ((cl, "cl100k_base"), (sm, "SmolLM2"))]
 
 
 def _per_word_cases() -> list[Case]:
     cl, sm = Resource("cl100k_base"), Resource("smollm2_tokenizer")
-    return [Case((enc, t), label=f"{name}, {t!r}") for t in _TEXTS[:7] for enc, name in ((cl, "cl100k_base"), (sm, "SmolLM2"))]
+    return [Case((enc, t), label=f"{name}, {t!r}") for t in _TEXTS[:7] + _EDGE_TEXTS
+            for enc, name in ((cl, "cl100k_base"), (sm, "SmolLM2"))]
 
 
 def _embedding_cases() -> list[Case]:

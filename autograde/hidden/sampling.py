@@ -28,7 +28,7 @@ from course_lib.checks import sampling as _visible
 from course_lib.checks.engine import Case, Check, Contract, Generator, exact
 from course_lib.checks.sampling import (
     FALSE_FAIL, GREEDY_FORBIDDEN, HF_FORBIDDEN, SAMPLE_FORBIDDEN, _keep, boolean, filtered, log_probs, number_close,
-    raises_case, sampler_fit, sampler_strict,
+    raises_case, sampler_fit, sampler_leak, sampler_strict,
 )
 
 ASSIGNMENT = "03_sampling"
@@ -260,7 +260,7 @@ def _sample_next_real_cases() -> list[Case]:
                  label=f"[{n}, 49152] identical rows x 64 calls, penalty 1.3 on 200 ids, T=0.8, top_k=300")]
 
 
-def _sample_real_cases(ff: float = FALSE_FAIL / 13) -> list[Case]:
+def _sample_real_cases(ff: float = FALSE_FAIL / 14) -> list[Case]:
     """sample: independence of consecutive draws, and a real model's thin tail (red team 14). ``ff``: each case's
     share of the check's false-fail budget."""
     g = _g(508)
@@ -278,6 +278,40 @@ def _sample_real_cases(ff: float = FALSE_FAIL / 13) -> list[Case]:
                  expected=four, repeat=1000, compare=sampler_strict(ff, pairs=True)),
             Case((tail, Generator(307)), label="[49152] vector, 600 calls: half the mass on 49 142 tokens below 1e-3, "
                  "a quarter below 1e-5", expected=tail, repeat=600, compare=sampler_strict(ff, bins=bins))]
+
+
+# ------------------------------------------------------------------- removed tokens leaking (issue 38)
+# A sampler that gives a removed token (probability 0: filtered out, or 0 in `sample`'s input) a chance q of ~1e-5 per
+# draw is never seen in a few thousand draws. These cases draw 7e5 times (3500 identical rows x 200 calls with one
+# generator; inputs stay small for the sandbox) from one small distribution: a correct sampler never returns a
+# removed token, so that part of the test cannot fail a correct answer (the case's only false-fail chance is the
+# Chernoff test of the kept tokens, within the check's budget of 1e-6). A sampler whose removed token has
+# q >= 1e-5 per draw returns it at least once with probability >= 1 - (1 - 1e-5)^7e5 = 1 - e^-7 = 0.9991 (q = 3e-5:
+# 1 - 8e-10). 7e5, not more: the reference's five steps cost ~1.5 us a row, an honest row-by-row `sample` ~25 us.
+LEAK_ROWS, LEAK_CALLS = 3500, 200
+LEAK_PROBS = [0.0, 0.5, 0.0, 0.25, 0.0, 0.125, 0.125, 0.0]          # zeros first, last and in between
+LEAK_LOGITS = [3.0, 2.0, 1.0, 0.0, -1.0, -2.0, -3.0, -4.0]           # short in JSON: 4 characters a value
+LEAK_SETTINGS = {"top_k": 3, "top_p": 0.8, "min_p": 0.3}
+# top-k = 3 keeps softmax([3, 2, 1]) = [.665, .245, .090]; top-p = 0.8: the mass before the third is .910 >= 0.8,
+# removed (before the second: .665 < 0.8, kept); min-p = 0.3 keeps the second (e^-1 = .368 of the top):
+# softmax([3, 2]) = [e / (e + 1), 1 / (e + 1)], six removed tokens (by two steps); every decision >= 0.068 from
+# its threshold
+LEAK_NEXT_PROBS = [math.e / (math.e + 1), 1 / (math.e + 1), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def _sample_leak_case(ff: float) -> Case:
+    rows = torch.tensor(LEAK_PROBS).expand(LEAK_ROWS, 8).clone()
+    return Case((rows, Generator(321)), label=f"[{LEAK_ROWS}, 8] rows with 4 zeros x {LEAK_CALLS} calls (7e5 draws): "
+                "a zero-probability token is never returned, not even once in 1e5", expected=rows.clone(),
+                repeat=LEAK_CALLS, compare=sampler_leak(ff))
+
+
+def _sample_next_leak_case(ff: float) -> Case:
+    rows = torch.tensor(LEAK_LOGITS).expand(LEAK_ROWS, 8).clone()
+    return Case((rows, Generator(322)), dict(LEAK_SETTINGS), repeat=LEAK_CALLS, compare=sampler_leak(ff),
+                expected=torch.tensor(LEAK_NEXT_PROBS, dtype=torch.float64),
+                label=f"[{LEAK_ROWS}, 8] identical rows x {LEAK_CALLS} calls (7e5 draws), top_k=3, top_p=0.8, "
+                      "min_p=0.3: the 6 removed tokens are never drawn, not even once in 1e5")
 
 
 # ------------------------------------------------------------------------------------------ exercise 1
@@ -353,8 +387,9 @@ def _sample_cases() -> list[Case]:
         rows = edge.expand(4000, 8).clone()
         cases.append(Case((rows, Generator(seed)), label=f"[4000, 8] rows summing to 1 - 2^-23, p = 0 first and last; "
                           f"seed {seed}: {what}", expected=rows.clone()))
-    ff = FALSE_FAIL / (len(cases) + len(_sample_real_cases()))
-    return [Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases] + _sample_real_cases(ff)
+    ff = FALSE_FAIL / (len(cases) + 1 + len(_sample_real_cases()))
+    return ([Case(c.args, c.kwargs, c.label, c.expected, sampler_fit(ff), c.repeat) for c in cases]
+            + [_sample_leak_case(ff)] + _sample_real_cases(ff))
 
 
 # ------------------------------------------------------------------------------------------ exercise 2
@@ -378,6 +413,9 @@ def _top_k_cases() -> list[Case]:
 
 
 # ------------------------------------------------------------------------------------------ exercise 3
+NEG_ROW = torch.tensor([[-1e4, -1e4 - 1, -1e4 - 3, -1e4 - 40]])    # issue 38: every logit large and negative
+
+
 def _top_p_cases() -> list[Case]:
     def make(g, i):
         kind, dtype = _kind_dtype(i)
@@ -415,6 +453,10 @@ def _top_p_cases() -> list[Case]:
     cases.append(Case((row, 0.9), label="bfloat16 [1, 50], p=0.9: the cut moves if summed in bfloat16"))
     cases.append(Case((torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64).log(), 0.6000005),
                       label="float64, M_2 = 0.6 just below p = 0.6000005: kept"))
+    # issue 38: a row whose logits are all large and negative (exp underflows to 0 for every token: 0 / 0 = NaN unless
+    # the max is subtracted); probabilities .705 .259 .035 0, decisions >= 0.06 from p
+    cases.append(Case((_safe(NEG_ROW, _top_p_margin, 0.9), 0.9), label="float32 [1, 4] all near -1e4: [-1e4, -1e4 - 1, "
+                      "-1e4 - 3, -1e4 - 40], p=0.9 keeps 2 (exp underflows unless the max is subtracted)"))
     cases += raises_case("ValueError", wide, -0.1, label="p=-0.1 must raise ValueError")
     cases += raises_case("ValueError", wide, 1.01, label="p=1.01 must raise ValueError")
     return cases + _top_p_real_cases()
@@ -450,6 +492,8 @@ def _min_p_cases() -> list[Case]:
                       label="float64, p = 0.0499995 just below min_p * p_max = 0.05: removed"))
     wide = _rand_logits(_g(108), (2, 256), torch.float32, "normal")
     cases.append(Case((_safe(wide, _min_p_margin, 0.05), 0.05), label="float32 [2, 256], min_p=0.05"))
+    cases.append(Case((_safe(NEG_ROW, _min_p_margin, 0.1), 0.1), label="float32 [1, 4] all near -1e4, min_p=0.1 keeps 2 "
+                      "(ratios 1, .37, .05, 0: exp underflows unless the max is subtracted)"))
     cases += raises_case("ValueError", wide, 1.5, label="min_p=1.5 must raise ValueError")
     return cases + _min_p_real_cases()
 
@@ -606,8 +650,9 @@ def _sample_next_cases() -> list[Case]:
     cases.append(Case((row.expand(50, 40, 16).clone(), Generator(420)), {"top_k": 5, "temperature": 0.8},
                       label="3-D batch [50, 40, 16] of identical rows, top_k=5, temperature=0.8"))
     cases += _sample_next_real_cases()
-    ff = FALSE_FAIL / len(cases)
-    return [replace(c, compare=sampler_fit(ff, pool_ties=True)) for c in cases]   # keeps each case's no_draw
+    ff = FALSE_FAIL / (len(cases) + 1)
+    return ([replace(c, compare=sampler_fit(ff, pool_ties=True)) for c in cases]   # keeps each case's no_draw
+            + [_sample_next_leak_case(ff)])
 
 
 # ------------------------------------------------------------------------------------------ exercise 6

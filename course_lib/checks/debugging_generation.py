@@ -348,3 +348,81 @@ CHECKS = [
 ]
 for _c in CHECKS:
     object.__setattr__(_c, "forbidden", tuple(_c.forbidden) + HF_FORBIDDEN)
+
+
+# ------------------------------------------------------------------------------------------ domains (issue 38)
+# Each graded exercise's domain from the student notebook's text alone (quotes verbatim: autograde/tests/
+# test_domains.py finds each in notebooks/05_debugging_generation/), and every stated property with the case that
+# checks it ("check: label substring"; "contract X" names an engine-derived guarantee, see test_domains.py).
+DOMAIN = {
+    "find_cycle": {
+        "args": {"ids": "list of ints or a 1-D LongTensor (may be empty)", "max_period": "int >= 1",
+                 "min_repeats": "int >= 1"},
+        "returns": "(period, repeats), two Python ints; (0, 0) when none",
+        "text": ("(also for empty or too-short sequences)", "`1..max_period` (inclusive)"),
+        "properties": {
+            "shortest period": "find_cycle: period 2, not 4: the SHORTEST cycle",
+            "max_period inclusive": "find_cycle: period 4 with max_period=4 (inclusive)",
+            "two ints": "find_cycle: one token: [7]",
+            "determinism": "find_cycle: [called twice]",
+        },
+    },
+    "repetition_rate": {
+        "args": {"ids": "list of ints or a 1-D LongTensor", "n": "int >= 1 (default 4)"},
+        "returns": "Python float; 0.0 without n-grams",
+        "text": ("`0.0` if `ids` has no n-grams", "Raise `ValueError` if `n < 1`"),
+        "properties": {
+            "a float": "repetition_rate: contract number",
+            "no n-grams": "repetition_rate: no n-grams at all: 0.0",
+            "a LongTensor": "repetition_rate: a 1-D LongTensor works too",
+            "ValueError": "repetition_rate: n=0 must raise ValueError",
+            "determinism": "repetition_rate: [called twice]",
+        },
+    },
+    "repetition_penalty": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [B, V]", "ids": "LongTensor [B, L]", "penalty": "> 0",
+                 "prompt_len": "int >= 0", "count_prompt": "bool", "window": "None or int >= 0 (0: none)"},
+        "returns": "new tensor, the input's dtype, computed in it, on logits' device",
+        "text": ("(`window=0`: none)", "float64 logits keep float64 accuracy", "`device=logits.device`"),
+        "properties": {
+            "window 0": "repetition_penalty: window=0: nothing counts",
+            "once per token": "repetition_penalty: a token seen 3 times is penalised once",
+            "dtype kept": "repetition_penalty: float16 stays float16",
+            "float64 accuracy": "repetition_penalty: float64 logits keep float64 accuracy",
+            "device": "repetition_penalty_hidden: [inputs on the meta device]",
+            "cost (vectorised)": "repetition_penalty_hidden: cost: V = 5000",
+            "determinism": "repetition_penalty: [called twice]",
+            "no mutation": "repetition_penalty: contract no_mutation",
+        },
+    },
+    "presence_frequency_penalty": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [B, V]", "ids": "[B, L], a token may repeat hundreds of "
+                 "times (beyond bfloat16's integers)", "presence, frequency": "any floats (negative encourage)",
+                 "prompt_len": "int >= 0"},
+        "returns": "new tensor, the input's dtype; computed in float32 for half dtypes, float64 for float64",
+        "text": ("Compute in float32\nfor float16/bfloat16 logits (float64 stays float64)", "**Vectorised**"),
+        "properties": {
+            "counts": "presence_frequency_penalty: id 1 six times",
+            "> 256 repeats in bfloat16": "presence_frequency_penalty_hidden: tokens repeated 257 to 300 times",
+            "dtype kept": "presence_frequency_penalty: bfloat16 stays bfloat16",
+            "float64 accuracy": "presence_frequency_penalty: float64 logits keep float64 accuracy",
+            "device": "presence_frequency_penalty_hidden: [inputs on the meta device]",
+            "cost (vectorised)": "presence_frequency_penalty_hidden: cost: V = 5000",
+            "determinism": "presence_frequency_penalty: [called twice]",
+            "no mutation": "presence_frequency_penalty: contract no_mutation",
+        },
+    },
+    "ban_repeated_ngrams": {
+        "args": {"logits": "float [B, V]", "ids": "[B, L] (prompt included)", "n": "int >= 1"},
+        "returns": "new tensor (input dtype), banned tokens -inf",
+        "text": ("Rows shorter than `n` ban nothing; `n = 1` bans every token the row contains",
+                 "Raise\n`ValueError` if `n < 1`"),
+        "properties": {
+            "shorter than n": "ban_repeated_ngrams: shorter than n: nothing banned",
+            "n = 1": "ban_repeated_ngrams: n=1: every token already in the sequence",
+            "cost (not the vocabulary)": "ban_repeated_ngrams: cost: V = 4096",
+            "determinism": "ban_repeated_ngrams: [called twice]",
+            "no mutation": "ban_repeated_ngrams: contract no_mutation",
+        },
+    },
+}

@@ -433,3 +433,98 @@ CHECKS = [
           hint="Keep the best `beam_width` expansions over ALL beams; a candidate ending in EOS is finished; "
                "rank finished ones by sum log p / length ** length_penalty (EOS counted, prompt not)."),
 ]
+
+
+# ------------------------------------------------------------------------------------------ domains (issue 38)
+# Each graded exercise's domain from the student notebook's text alone (quotes verbatim: autograde/tests/
+# test_domains.py finds each in notebooks/04_generation_loop/), and every stated property with the case that checks it
+# ("check: label substring"; "contract X" names an engine-derived guarantee, see test_domains.py).
+DOMAIN = {
+    "generate_loop": {
+        "args": {"model": "model(idx, attention_mask=mask) -> [B, T, V]", "prompts": "lists of ids, >= 1 each",
+                 "max_new_tokens": "int >= 0", "step": "callable [B, V] -> [B] ids", "eos_id": "int or None (0 is an id)",
+                 "stop_sequences": "list[int] token stops and str text stops (may sit inside a token, straddle tokens, "
+                                   "or be bytes of several tokens)",
+                 "tokenizer": "decode(ids) -> str", "generator": "passed on to step"},
+        "returns": "one {'tokens': [python ints], 'finish_reason': 'eos' | 'stop' | 'length'} per prompt",
+        "text": ("the completing token is returned", "an `eos_id` token is `\"eos\"` even if a stop sequence ends with that id",
+                 "EOS or a stop on the last allowed token is `\"eos\"` or `\"stop\"`, not `\"length\"`"),
+        "properties": {
+            "EOS not returned": "generate_loop: EOS id 6 ends the row (EOS itself not returned)",
+            "max_new_tokens = 0": "generate_loop: max_new_tokens = 0",
+            "only new tokens count": "generate_loop: only NEW tokens count",
+            "text stop straddling tokens": "generate_loop_hidden: straddling tokens 3-4",
+            "text stop inside a token carrying more text": "generate_loop_hidden: completed inside new token 4",
+            "EOS first": "generate_loop_hidden: the EOS token would also complete a stop sequence",
+            "last allowed token": "generate_loop_hidden: EOS on the last allowed token",
+            "generator passed on": "generate_loop: the generator is passed on to the step as generator=",
+            "determinism": "generate_loop: [called twice]",
+        },
+    },
+    "attend_with_cache": {
+        "args": {"q": "float [B, n_head, T, hd]", "k_new, v_new": "[B, n_kv, T, hd]",
+                 "k_cache, v_cache": "[B, n_kv, past, hd], past may be 0", "n_head": "a multiple of n_kv"},
+        "returns": "(y [B, n_head, T, hd], k_all, v_all): any float dtype; float64 inputs need float64 accuracy",
+        "text": ("(`past` may be 0)", "any float dtype may come back, but float64 inputs need float64 accuracy",
+                 "`device=q.device`"),
+        "properties": {
+            "any float dtype (float64 result accepted)": "attend_with_cache_hidden: contract any_float",
+            "float64 accuracy": "attend_with_cache: float64 inputs: float64 accuracy (rtol 1e-9)",
+            "past = 0": "attend_with_cache: prefill: empty cache",
+            "GQA mapping": "attend_with_cache: head h reads KV head h // 2",
+            "masked entries -inf": "attend_with_cache_hidden: masked entries must be -inf",
+            "device": "attend_with_cache_hidden: [inputs on the meta device]",
+            "determinism": "attend_with_cache: [called twice]",
+            "no mutation": "attend_with_cache: contract no_mutation",
+        },
+    },
+    "kv_cache_bytes": {
+        "args": {"n_layer, n_head, n_kv_head, head_dim, n_tokens, batch_size": "ints (n_tokens may be 0)",
+                 "bytes_per_value": "4, 2, 1"},
+        "returns": "Python int (products far beyond 2^24 and 2^31)",
+        "text": ("Return the number of bytes as a Python `int`",),
+        "properties": {
+            "an int, exact at 70B scale": "kv_cache_bytes: Llama-2/3-70B",
+            "no tokens": "kv_cache_bytes_hidden: no tokens yet",
+            "determinism": "kv_cache_bytes: [called twice]",
+        },
+    },
+    "weight_bytes": {
+        "args": {"n_params": "int >= 0", "bits": "int >= 1", "group_size": "None or int >= 1", "group_bytes": "int >= 0"},
+        "returns": "Python int",
+        "text": ("Return a Python `int`", "when `n_params × bits` is not a whole number of bytes"),
+        "properties": {
+            "an int beyond 2^24": "weight_bytes: all 210 linear weights of SmolLM2",
+            "zero weights": "weight_bytes: no weights at all",
+            "ValueError (groups)": "weight_bytes: 48 weights are not whole groups of 32",
+            "ValueError (bytes)": "weight_bytes: 3 weights x 4 bits = 12 bits is not whole bytes",
+            "ValueError (bits)": "weight_bytes: 0 bits per weight",
+            "determinism": "weight_bytes: [called twice]",
+        },
+    },
+    "fit_exponent": {
+        "args": {"ns": "positive numbers", "times": "positive numbers, same length"},
+        "returns": "Python float: the least-squares slope",
+        "text": ("as a Python `float`", "**least-squares slope of log(times) against log(ns)**"),
+        "properties": {
+            "a float": "fit_exponent_hidden: contract number",
+            "every point counts": "fit_exponent: one slow point inside",
+            "determinism": "fit_exponent: [called twice]",
+        },
+    },
+    "beam_search": {
+        "args": {"model": "model(idx [1, T]) -> [1, T, V]", "prompt_ids": "list of ids",
+                 "beam_width": "int >= 1, may equal or exceed the vocabulary", "max_new_tokens": "int >= 1",
+                 "eos_id": "an id (0 included)", "length_penalty": "float >= 0"},
+        "returns": "(tokens without EOS, normalised score float)",
+        "text": ("Width 1 must equal greedy", "**without** its EOS"),
+        "properties": {
+            "width 1 = greedy": "beam_search: width 1 = greedy",
+            "length_penalty 0": "beam_search: length_penalty 0 (plain sum)",
+            "eos_id 0": "beam_search_hidden: eos_id=0",
+            "width = V": "beam_search_hidden: width 6 on a 6-token vocabulary",
+            "width > V": "beam_search_hidden: width 9 on a 6-token vocabulary",
+            "determinism": "beam_search: [called twice]",
+        },
+    },
+}

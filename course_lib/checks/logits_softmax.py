@@ -431,3 +431,87 @@ CHECKS = [
           hint="check the sign and what you average over: a uniform toy model over V tokens must give exactly V, "
                "and n tokens give n - 1 scored tokens."),
 ]
+
+
+# ------------------------------------------------------------------------------------------ domains (issue 38)
+# Each graded exercise's domain from the student notebook's text alone (quotes verbatim: autograde/tests/
+# test_domains.py finds each in notebooks/02_logits_softmax/), and every stated property with the case that checks it
+# ("check: label substring"; "contract X" names an engine-derived guarantee, see test_domains.py).
+DOMAIN = {
+    "softmax": {
+        "args": {"logits": "float32/float64 [..., V] (any batch shape); -inf entries; >= 1 finite entry per row; "
+                           "any magnitude (rows of all large negative logits included)"},
+        "returns": "probabilities, the input's dtype",
+        "text": ("float32 in → float32 out, float64 in → float64 out", "no NaN for `[1000., 999.]`",
+                 "entries equal to `-inf` (masked tokens) get probability exactly 0",
+                 "every row has at least one finite logit"),
+        "properties": {
+            "dtype kept (float64)": "softmax: float64 input of shape [2, 3, 5]",
+            "-inf gets exactly 0": "softmax: -inf logit gets probability 0",
+            "overflow": "softmax: exp(500) overflows float32",
+            "rows of all large negative logits": "softmax_hidden: each row shifted by a different offset (0 ... 1000)",
+            "determinism": "softmax: [called twice]",
+            "no mutation": "softmax: contract no_mutation",
+        },
+    },
+    "log_softmax": {
+        "args": {"logits": "as softmax"},
+        "returns": "log-probabilities, the input's dtype",
+        "text": ("a `-inf` logit gives `-inf`", "`[0, -1000]` for `[1000., 0.]`"),
+        "properties": {
+            "underflow": "log_softmax: [0, -200]: softmax underflows to 0",
+            "-inf stays -inf": "log_softmax: -inf logit stays -inf",
+            "dtype kept (float64)": "log_softmax: float64 input of shape [2, 3, 5]",
+            "rows of all large negative logits": "log_softmax_hidden: each row shifted by a different offset",
+            "determinism": "log_softmax: [called twice]",
+            "no mutation": "log_softmax: contract no_mutation",
+        },
+    },
+    "probs_at_temperature": {
+        "args": {"logits": "float32/float64 [..., V]", "T": "float or int >= 0; any T > 0 with logits / T finite"},
+        "returns": "probabilities, the input's dtype (float64 accuracy for float64)",
+        "text": ("split the probability **evenly** among them", "including tiny ones such as 1e-6",
+                 "a float64 input gets float64 accuracy"),
+        "properties": {
+            "T = 0 exact one-hot": "probs_at_temperature: T=0 is greedy: exact one-hot",
+            "ties split evenly": "probs_at_temperature_hidden: T=0 with ties",
+            "tiny T": "probs_at_temperature_hidden: tiny T=1e-6",
+            "float64 accuracy": "probs_at_temperature_hidden: T=0 with ties, float64",
+            "ValueError": "probs_at_temperature: T=-1 must raise ValueError",
+            "determinism": "probs_at_temperature: [called twice]",
+            "no mutation": "probs_at_temperature: contract no_mutation",
+        },
+    },
+    "entropy": {
+        "args": {"probs": "float32/float64 [..., V], exact zeros allowed"},
+        "returns": "nats [...] (0-dim for one distribution); the text fixes no dtype (a float64 result is accepted)",
+        "text": ("No NaN for probabilities that are exactly 0", "a 0-dim tensor for a single\ndistribution"),
+        "properties": {
+            "zeros": "entropy_hidden: [3, 6] with exact zeros",
+            "float64": "entropy: float64 batch [3, 5] with a zero",
+            "determinism": "entropy: [called twice]",
+            "no mutation": "entropy: contract no_mutation",
+        },
+    },
+    "sequence_logprob": {
+        "args": {"model": "[B, T] ids -> [B, T, V] logits, any device", "tok": "encode(text) -> ids", "text": "str"},
+        "returns": "Python float",
+        "text": ("as a Python `float`", "fewer than 2 tokens (nothing to score) raise `ValueError`"),
+        "properties": {
+            "a float": "sequence_logprob: contract number",
+            "ValueError": "sequence_logprob: one token: nothing to score, must raise ValueError",
+            "real model": "sequence_logprob_hidden: SmolLM2",
+            "determinism": "sequence_logprob: [called twice]",
+        },
+    },
+    "perplexity": {
+        "args": {"model": "as sequence_logprob", "tok": "as sequence_logprob", "text": "str, >= 2 tokens"},
+        "returns": "Python float",
+        "text": ("as a Python\n`float`",),
+        "properties": {
+            "a float": "perplexity: contract number",
+            "exact on a uniform model": "perplexity: uniform toy model: perplexity = V = 8",
+            "determinism": "perplexity: [called twice]",
+        },
+    },
+}

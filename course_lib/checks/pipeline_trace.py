@@ -440,3 +440,109 @@ CHECKS = [
           hint="write out the passes for prompt_len = 5, n_new = 3 by hand (5 + 6 + 7) and compare with your "
                "function; 0 new tokens cost 0."),
 ]
+
+
+# ------------------------------------------------------------------------------------------ domains (issue 38)
+# Each graded exercise's domain from the student notebook's text alone (quotes verbatim: autograde/tests/
+# test_domains.py finds each in notebooks/01_pipeline_trace/), and every stated property with the case that checks it
+# ("check: label substring"; "contract X" names an engine-derived guarantee, see test_domains.py).
+DOMAIN = {
+    "token_pieces": {
+        "args": {"enc": "any tiktoken.Encoding (cl100k_base or SmolLM2's)",
+                 "text": "any str whose bytes enc can encode: empty, emoji (a token may hold part of a character), "
+                         "any Unicode normal form, leading spaces, trailing newlines"},
+        "returns": "list[bytes] joining to text.encode('utf-8')",
+        "text": ('`b"".join(token_pieces(enc, text)) == text.encode("utf-8")`', '`""` has no tokens'),
+        "properties": {
+            "exact bytes (emoji split)": "token_pieces: the emoji is split",
+            "empty": "token_pieces: the empty string has no tokens",
+            "Unicode normal forms": "token_pieces_hidden: cafe\u0301",
+            "compatibility forms": "token_pieces_hidden: \ufb01ne",
+            "leading space, trailing newline": "token_pieces_hidden: ' hello world\\n'",
+            "determinism": "token_pieces: [called twice]",
+        },
+    },
+    "tokens_per_word": {
+        "args": {"enc": "as token_pieces", "text": "str with at least one word"},
+        "returns": "Python float",
+        "text": ("A word is a\nmaximal run of non-whitespace characters", "You may\nassume the text has at least one word"),
+        "properties": {
+            "a float": "tokens_per_word: contract number",
+            "any whitespace separates": "tokens_per_word: words are separated by any run of whitespace",
+            "Unicode normal forms": "tokens_per_word_hidden: cafe\u0301",
+            "leading space, trailing newline": "tokens_per_word_hidden: ' hello world\\n'",
+            "determinism": "tokens_per_word: [called twice]",
+        },
+    },
+    "run_embedding_layer": {
+        "args": {"token_ids": "long [B, T], T <= max_seq_len", "tables": "(vocab_size, d_model), (max_seq_len, d_model)"},
+        "returns": "[B, T, d_model]: token row + position row",
+        "text": ("positions counted from 0 in every row", "Create the positions on the ids' device"),
+        "properties": {
+            "exact sum": "embedding_layer: token row + position row, exactly",
+            "T = max_seq_len": "embedding_layer_hidden: tables (200, 16) and (64, 16), ids (1, 64)",
+            "device": "embedding_layer_hidden: [inputs on the meta device]",
+            "determinism": "embedding_layer: [called twice]",
+        },
+    },
+    "embedding_bytes": {
+        "args": {"vocab_size": "int >= 1", "d_model": "int >= 1", "bytes_per_value": "4, 2, 1, 0.5, 8"},
+        "returns": "a number of bytes (products beyond 2^24: exact, Python arithmetic)",
+        "text": ("Return\nbytes, not GB", "0.5 for 4-bit weights"),
+        "properties": {
+            "bytes, not GB": "embedding_bytes: the notes' 100K x 12288 x 2 bytes",
+            "half-byte values": "embedding_bytes_hidden: 3 x 5 x 0.5 bytes",
+            "products beyond 2^24": "embedding_bytes_hidden: 256000 x 3072 x 2 bytes",
+            "determinism": "embedding_bytes: [called twice]",
+        },
+    },
+    "causal_mask": {
+        "args": {"T": "int >= 1"},
+        "returns": "torch.bool [T, T], True on and below the diagonal",
+        "text": ("Return a `torch.bool` tensor of shape `[T, T]`",),
+        "properties": {
+            "T = 1": "causal_mask: T=1: [[True]]",
+            "True = may attend": "causal_mask: T=4: True on and below the diagonal",
+            "determinism": "causal_mask: [called twice]",
+        },
+    },
+    "causal_attention": {
+        "args": {"q, k": "float [..., T, d] (any number of leading dims)",
+                 "v": "float [..., T, d_v]; the text says d_v may differ from d but that the checks use d_v = d"},
+        "returns": "[..., T, d_v], the inputs' dtype, on their device",
+        "text": ("`d_v` may differ from\n  `d`", "its weight is exactly 0",
+                 "the inputs may live on any device (a GPU too): your mask must be on the same one"),
+        "properties": {
+            "future invariance": "causal_attention: 2 sequences equal up to position 2",
+            "masked weight exactly 0": "causal_attention_hidden: masked entries must be -inf",
+            "float64 (dtype kept)": "causal_attention: float64 [2, 6, 8]",
+            "4-D batch": "causal_attention: 4-D [batch 2, heads 3, T 5, d 8]",
+            "device": "causal_attention_hidden: [inputs on the meta device]",
+            "determinism": "causal_attention: [called twice]",
+            "no mutation": "causal_attention: contract no_mutation",
+        },
+    },
+    "top_k_next_tokens": {
+        "args": {"model": "model(idx) -> [B, T, V] on any device", "tok": "encode(prompt)", "prompt": "str",
+                 "k": "1 <= k <= V (default 10)"},
+        "returns": "list of (int, float) pairs, most likely first, not renormalised",
+        "text": ("They are not renormalised over the `k` you keep", "computed in float32"),
+        "properties": {
+            "not renormalised": "top_k_next_tokens: toy model, after token 3: p = 128/255",
+            "k = V": "top_k_next_tokens: k = V = 8: the whole distribution",
+            "float32 from bfloat16 logits": "top_k_next_tokens_hidden: toy model with bfloat16 logits",
+            "prompt ending in a space": "top_k_next_tokens_hidden: a prompt ending in a space",
+            "determinism": "top_k_next_tokens: [called twice]",
+        },
+    },
+    "positions_without_cache": {
+        "args": {"prompt_len": "int >= 1", "n_new": "int >= 0"},
+        "returns": "int",
+        "text": ("0 new tokens cost 0", "the last token generated is never fed back"),
+        "properties": {
+            "0 new tokens": "positions_without_cache: no new tokens, no passes",
+            "an integer": "positions_without_cache: prompt 200, 256 new tokens",
+            "determinism": "positions_without_cache: [called twice]",
+        },
+    },
+}

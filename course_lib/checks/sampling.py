@@ -120,7 +120,9 @@ def filtered(rtol: float = 0.0, atol: float = 0.0, top_p: bool = False):
 
 
 def _int_tensor(x) -> bool:
-    return _is_tensor(x) and not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool
+    """A tensor of token ids as the text fixes them: "dtype `torch.long`" (sample; sample_next returns what greedy
+    or sample return). int32 ids were accepted until issue 38; every message already asked for a LongTensor."""
+    return _is_tensor(x) and x.dtype == torch.long
 
 
 def sampler_fit(false_fail: float, pool_ties: bool = False):
@@ -172,6 +174,58 @@ def sampler_fit(false_fail: float, pool_ties: bool = False):
                 m = members[:3].tolist()
                 where = f"rows {m}{'...' if len(members) > 3 else ''}: " if dists.shape[0] > 1 else ""
                 return where + msg
+        return None
+
+    return compare
+
+
+def sampler_leak(false_fail: float):
+    """``sampler_fit`` for cases of ~7e5 draws from one distribution shared by every row (issue 38), on counts.
+
+    Any draw of a token whose probability is 0 (removed by a filter, or 0 in ``sample``'s input) fails the case: a
+    correct sampler never makes one, so this part has no false failures, and it sees a removed token drawn with
+    probability q in n draws with probability 1 - (1 - q)^n (q = 1e-5, n = 7e5: 0.9991). The kept tokens'
+    counts get ``multinomial_fit``'s Chernoff test (false-fail <= ``false_fail``), vectorised: a Python loop over
+    7e5 ids took seconds. Tokens tied in the input are not pooled: these cases keep no tied tokens."""
+
+    def compare(expected, got, case: Case) -> str | None:
+        exp = expected.detach().double() if _is_tensor(expected) else torch.tensor(expected, dtype=torch.float64)
+        if _is_tensor(got) and got.is_floating_point():
+            return allclose(rtol=1e-6, atol=1e-9, check_dtype=False)(exp, got.double(), case)
+        x = case.args[0] if case.args and _is_tensor(case.args[0]) else None
+        want = tuple(x.shape[:-1]) if x is not None else tuple(exp.shape[:-1])
+        draws = got if case.repeat > 1 else [got]
+        for d in draws:
+            if not _int_tensor(d):
+                kind = f"a tensor of dtype {d.dtype}" if _is_tensor(d) else type(d).__name__
+                return f"expected a LongTensor of token ids with shape {want}, got {kind}"
+            if tuple(d.shape) != want:
+                return f"expected token ids of shape {want} (one per row), got shape {tuple(d.shape)}"
+        rows = exp.reshape(-1, exp.shape[-1])
+        if not bool((rows == rows[:1]).all()):
+            return "internal error: sampler_leak needs one distribution shared by every row"
+        p = rows[0] / rows[0].sum()
+        V = p.numel()
+        ids = torch.cat([d.reshape(-1).long() for d in draws])
+        n = ids.numel()
+        bad = ids[(ids < 0) | (ids >= V)]
+        if bad.numel():
+            return f"sampled id {int(bad[0])} is out of range 0..{V - 1}"
+        counts = torch.bincount(ids, minlength=V).double()
+        leaked = (p == 0) & (counts > 0)
+        if leaked.any():
+            i = _ids(leaked)[0]
+            return (f"token {i} has probability 0 (removed) but was drawn {int(counts[i])} times in {n} draws; "
+                    f"a removed token must never be drawn, not even rarely")
+        q = counts / n
+        kl = torch.where(q > 0, q * torch.log(q / p.clamp(min=1e-300)), torch.zeros_like(q)) + torch.where(
+            q < 1, (1 - q) * torch.log((1 - q) / (1 - p).clamp(min=1e-300)), torch.zeros_like(q))
+        kl = torch.where(p > 0, kl, torch.zeros_like(kl))
+        worst = int(torch.argmax(kl))
+        if float(n * kl[worst]) > math.log(2 * V / false_fail):
+            return (f"id {worst} was sampled {int(counts[worst])} times out of {n} (frequency {float(q[worst]):.5f}), "
+                    f"but its probability is {float(p[worst]):.5f}; a correct sampler fails this with probability "
+                    f"< {false_fail:g}")
         return None
 
     return compare
@@ -656,3 +710,182 @@ CHECKS = [
 ]
 for _c in CHECKS:
     object.__setattr__(_c, "forbidden", tuple(_c.forbidden) + HF_FORBIDDEN)
+
+
+# ------------------------------------------------------------------------------------------ domains (issue 38)
+# Each graded exercise's domain, from the student notebook's text alone: what each argument may be, what comes back,
+# the text's own edge cases (quoted verbatim: autograde/tests/test_domains.py finds each quote in
+# notebooks/03_sampling/), and every property the text states with the case that checks it ("check: label
+# substring"; "check: contract no_mutation" means the engine compares every input before and after each call).
+DOMAIN = {
+    "greedy": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [..., V] (any batch shape); -inf allowed"},
+        "returns": "long ids [...]: a 0-dim tensor for [V]",
+        "text": ("**Ties** go to the **lowest** id", "any batch shape; float16/bfloat16 inputs too"),
+        "properties": {
+            "dtype long": "greedy: [2.0, 1.0, 0.5, 0.1] -> 0 (a 0-dim tensor)",
+            "ties to the lowest id": "greedy: tie between ids 1 and 2 -> the lowest id, 1",
+            "half precision": "greedy: bfloat16 batch",
+            "real vocabulary": "greedy_hidden: float32 [2, 49152]",
+            "determinism": "greedy: [called twice]",
+            "no mutation": "greedy: contract no_mutation",
+        },
+    },
+    "sample": {
+        "args": {"probs": "float32/float64 [..., V], rows >= 0 summing to 1 up to rounding; exact zeros",
+                 "generator": "torch.Generator: the only source of randomness"},
+        "returns": "long ids [...]",
+        "text": ("dtype `torch.long`", "Tokens with probability 0 must never be returned",
+                 "drawn independently for every row with `generator`"),
+        "properties": {
+            "dtype long": "sample_hidden: contract long ids",
+            "zeros never drawn": "sample: zeros are never drawn",
+            "a zero drawn with probability 1e-5": "sample_hidden: not even once in 1e5",
+            "rows independent": "sample_hidden: consecutive rows independent",
+            "only the generator": "sample: contract generator",
+            "determinism (same seed)": "sample: [called twice]",
+            "real vocabulary tail": "sample_hidden: a quarter below 1e-5",
+            "u at the top (rounding)": "sample_hidden: float32 u = 1 - 2^-24",
+            "no mutation": "sample: contract no_mutation",
+        },
+    },
+    "top_k_filter": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "k": "positive int; k >= V allowed"},
+        "returns": "new tensor, same shape and dtype; removed = -inf",
+        "text": ("`k >= V` keeps everything (no error)", "never modify `logits` in place"),
+        "properties": {
+            "dtype kept": "top_k_filter: float16 stays float16",
+            "k > V": "top_k_filter: k > V keeps every token (no error)",
+            "ties at the k-th kept": "top_k_filter: tie at the k-th value",
+            "ValueError": "top_k_filter: k=0 must raise ValueError",
+            "non-integer k": "top_k_filter_hidden: k=2.5 must raise ValueError",
+            "real vocabulary": "top_k_filter_hidden: [1, 49152], k=128",
+            "determinism": "top_k_filter: [called twice]",
+            "no mutation": "top_k_filter: contract no_mutation",
+        },
+    },
+    "top_p_filter": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "p": "[0, 1]",
+                 "min_tokens_to_keep": "positive int"},
+        "returns": "new tensor, same shape and dtype",
+        "text": ("`p == 1` keeps every token; `p == 0` keeps only `min_tokens_to_keep`",
+                 "keep exactly `min_tokens_to_keep`: any of the tied ones will do"),
+        "properties": {
+            "mass before reaches p": "top_p_filter: 0.5 already reaches p, keep ONE token",
+            "p == 1": "top_p_filter: p=1 keeps every token",
+            "p == 0": "top_p_filter: p=0: only min_tokens_to_keep=1 token",
+            "dtype kept": "top_p_filter: (stays float16)",
+            "all large negative": "top_p_filter_hidden: all near -1e4",
+            "overflow": "top_p_filter: exp(1e4) overflows unless you subtract the max",
+            "ValueError": "top_p_filter: p=1.5 must raise ValueError",
+            "real vocabulary": "top_p_filter_hidden: a nucleus of 4100 tokens",
+            "determinism": "top_p_filter: [called twice]",
+            "no mutation": "top_p_filter: contract no_mutation",
+        },
+    },
+    "min_p_filter": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "min_p": "[0, 1]",
+                 "min_tokens_to_keep": "positive int"},
+        "returns": "new tensor, same shape and dtype",
+        "text": ("with equal to the threshold kept", "`min_p = 0` keeps all; `min_p = 1` keeps the top token(s)",
+                 "a softmax computed in float32 or float64, not the logit form above"),
+        "properties": {
+            "equal kept": "min_p_filter: min_p=1 with three tied top tokens",
+            "relative to p_max": "min_p_filter: relative to p_max, not absolute",
+            "probabilities in float32, not bfloat16": "min_p_filter_hidden: probabilities in float32, not bfloat16",
+            "all large negative": "min_p_filter_hidden: all near -1e4",
+            "dtype kept": "min_p_filter: float16 stays float16",
+            "ValueError": "min_p_filter: min_p=-0.1 must raise ValueError",
+            "real vocabulary": "min_p_filter_hidden: float32 [2, 49152], min_p=0.05",
+            "determinism": "min_p_filter: [called twice]",
+            "no mutation": "min_p_filter: contract no_mutation",
+        },
+    },
+    "apply_temperature": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "T": "float or int >= 0"},
+        "returns": "new tensor, dtype kept",
+        "text": ("greedy **without dividing**", "several tied maxima all keep their value", "$T < 0$: raise `ValueError`"),
+        "properties": {
+            "T = 0 without division": "apply_temperature: T=0: greedy, the top logit keeps its value",
+            "tied maxima": "apply_temperature: T=0 with a tie: both top tokens stay",
+            "tiny T divides": "apply_temperature_hidden: T=1e-05",
+            "dtype kept": "apply_temperature: float16 stays float16",
+            "float64 accuracy": "apply_temperature_hidden: float64 [5], T=1e-06",
+            "ValueError": "apply_temperature: T=-1 must raise ValueError",
+            "determinism": "apply_temperature: [called twice]",
+            "no mutation": "apply_temperature: contract no_mutation",
+        },
+    },
+    "penalize_repeats": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]",
+                 "previous_ids": "long [..., L] or a Python list; L may be 0", "penalty": "> 0"},
+        "returns": "new tensor, dtype kept, on logits' device",
+        "text": ("once per token, however many times it appeared", "`L` may be 0",
+                 "an empty list is an empty history", "`device=logits.device`"),
+        "properties": {
+            "once per token": "penalize_repeats: a token seen 3 times is penalised once",
+            "empty history": "penalize_repeats_hidden: an empty history: nothing is penalised",
+            "list input": "penalize_repeats: previous ids given as a Python list",
+            "device": "penalize_repeats_hidden: [inputs on the meta device]",
+            "dtype kept": "penalize_repeats: float16 stays float16",
+            "ValueError": "penalize_repeats_hidden: penalty 0 must raise ValueError",
+            "real vocabulary": "penalize_repeats_hidden: float32 [2, 49152], 600 previous ids",
+            "determinism": "penalize_repeats: [called twice]",
+            "no mutation": "penalize_repeats: contract no_mutation",
+        },
+    },
+    "process_logits": {
+        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "settings": "keywords, neutral defaults"},
+        "returns": "new logits [..., V], input dtype",
+        "text": ("`top_k=0` is a setting, not \"off\"", "never modify the input"),
+        "properties": {
+            "order of the steps": "process_logits: temperature BEFORE top-p",
+            "top_k=0 reaches top_k_filter": "process_logits_hidden: top_k=0 is a setting",
+            "top_p=0 runs": "process_logits_hidden: top_p=0: top-p runs",
+            "dtype kept": "process_logits: float16 stays float16",
+            "determinism": "process_logits: [called twice]",
+            "no mutation": "process_logits: contract no_mutation",
+        },
+    },
+    "sample_next": {
+        "args": {"logits": "float [V] or [B, V]", "generator": "torch.Generator", "settings": "process_logits's"},
+        "returns": "long ids [] or [B]",
+        "text": ("with no random number drawn", "(their softmax, computed in float32)"),
+        "properties": {
+            "T = 0: no draw": "sample_next_hidden: temperature 0 with three tied maxima",
+            "removed tokens never drawn (q >= 1e-5)": "sample_next_hidden: not even once in 1e5",
+            "dtype long": "sample_next: contract long ids",
+            "only the generator": "sample_next: contract generator",
+            "real vocabulary": "sample_next_hidden: [4, 49152] identical rows",
+            "determinism (same seed)": "sample_next: [called twice]",
+            "no mutation": "sample_next: contract no_mutation",
+        },
+    },
+    "distinct_n": {
+        "args": {"sequences": "list of lists of ids (may be empty)", "n": "int >= 1"},
+        "returns": "Python float",
+        "text": ("n-grams never span two sequences", "`0.0` if there are no\nn-grams", "`ValueError` for `n < 1`"),
+        "properties": {
+            "a float": "distinct_n: contract number",
+            "never across sequences": "distinct_n: n-grams never cross sequences",
+            "no n-grams": "distinct_n: no n-grams at all: 0.0",
+            "ids, not digits": "distinct_n_hidden: multi-digit ids",
+            "ValueError": "distinct_n_hidden: n=0 must raise ValueError",
+            "determinism": "distinct_n: [called twice]",
+            "no mutation": "distinct_n: contract no_mutation",
+        },
+    },
+    "ends_in_loop": {
+        "args": {"ids": "list of ids (may be empty)", "max_period": "int >= 1", "min_repeats": "int >= 1"},
+        "returns": "bool",
+        "text": ("also for sequences too short to contain any such tail",),
+        "properties": {
+            "max_period inclusive": "ends_in_loop: period 4 with max_period=4 (inclusive)",
+            "too short": "ends_in_loop: too short for 3 repeats",
+            "empty": "ends_in_loop: empty sequence",
+            "defaults": "ends_in_loop_hidden: period 21 x 3",
+            "determinism": "ends_in_loop: [called twice]",
+            "no mutation": "ends_in_loop: contract no_mutation",
+        },
+    },
+}

@@ -1,0 +1,242 @@
+"""Issue 38: every graded exercise's written domain (``DOMAIN`` in each course_lib/checks module) and the table of the
+properties its text states, each with the case that checks it.
+
+- every exercise a check grades has a domain entry (args, returns, the text's own edge cases, stated properties);
+- every quoted edge case is in the student notebook, verbatim up to whitespace (a quote cannot drift from the text);
+- every property names a case that exists in the named check (a label substring), or an engine guarantee the
+  check's contract turns on ("contract no_mutation", "contract generator", ...): the table cannot drift from the
+  checks;
+- the issue's new edge cases, their expected values computed a second way here (closed forms, torch in float64,
+  the bytes of the text) and compared with what the checks use (a case's own expected value or the reference
+  solution's output stored by `python -m autograde release`).
+
+Cost: ~20 s (building every case of every check once, the real-size ones included).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import torch
+
+from course_lib.checks.engine import Case, Generator
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES = {"01_pipeline_trace": "pipeline_trace", "02_logits_softmax": "logits_softmax", "03_sampling": "sampling",
+           "04_generation_loop": "generation_loop", "05_debugging_generation": "debugging_generation"}
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+@lru_cache(maxsize=None)
+def _notebook_text(assignment: str) -> str:
+    nb = json.loads((ROOT / "notebooks" / assignment / f"{assignment}.ipynb").read_text())
+    return _norm("\n".join("".join(c["source"]) for c in nb["cells"]))
+
+
+@lru_cache(maxsize=None)
+def _checks(module: str) -> dict:
+    vis = importlib.import_module(f"course_lib.checks.{module}")
+    hid = importlib.import_module(f"autograde.hidden.{module}")
+    return {c.name: c for c in list(vis.CHECKS) + list(hid.CHECKS)}
+
+
+@lru_cache(maxsize=None)
+def _labels(module: str, check: str) -> tuple[str, ...]:
+    return tuple(c.label for c in _checks(module)[check].cases())
+
+
+def _long_ids(chk) -> bool:
+    """The check's comparator refuses int32 ids and accepts long ones (the text: "dtype `torch.long`")."""
+    p = torch.tensor([0.5, 0.5])
+    case = Case((p, Generator(0)), label="probe")
+    return (chk.compare(p, torch.tensor(0, dtype=torch.int32), case) is not None
+            and chk.compare(p, torch.tensor(0, dtype=torch.long), case) is None)
+
+
+CONTRACT = {
+    "no_mutation": lambda chk: not chk.allow_mutation and chk.contract.new_output,
+    "generator": lambda chk: chk.contract.generator,
+    "number": lambda chk: chk.contract.number,
+    "any_float": lambda chk: chk.contract.any_float,
+    "long ids": _long_ids,
+}
+
+
+def _domain(module: str) -> dict:
+    return importlib.import_module(f"course_lib.checks.{module}").DOMAIN
+
+
+@pytest.mark.parametrize("assignment", sorted(MODULES))
+def test_every_exercise_has_a_domain(assignment):
+    module = MODULES[assignment]
+    domain = _domain(module)
+    graded = {c.exercise for c in _checks(module).values()}
+    assert graded <= set(domain), f"no domain for {sorted(graded - set(domain))}"
+    assert set(domain) <= graded, f"domain for exercises no check grades: {sorted(set(domain) - graded)}"
+    for ex, d in domain.items():
+        assert d["args"] and d["returns"] and d["text"] and d["properties"], ex
+        assert any("determinism" in p for p in d["properties"]), f"{ex}: determinism has no case"
+
+
+@pytest.mark.parametrize("assignment", sorted(MODULES))
+def test_quotes_are_the_notebooks_words(assignment):
+    text = _notebook_text(assignment)
+    missing = [(ex, q) for ex, d in _domain(MODULES[assignment]).items() for q in d["text"] if _norm(q) not in text]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("assignment", sorted(MODULES))
+def test_every_stated_property_has_its_case(assignment):
+    module = MODULES[assignment]
+    checks = _checks(module)
+    bad = []
+    for ex, d in _domain(module).items():
+        for prop, where in d["properties"].items():
+            name, _, what = where.partition(": ")
+            chk = checks.get(name)
+            if chk is None or chk.exercise != ex:
+                bad.append((ex, prop, f"no check {name!r} of {ex}"))
+            elif what.startswith("contract "):
+                if not CONTRACT[what.removeprefix("contract ")](chk):
+                    bad.append((ex, prop, f"{name}'s contract does not give {what}"))
+            elif not any(what in label for label in _labels(module, name)):
+                bad.append((ex, prop, f"no case of {name} labelled with {what!r}"))
+    assert not bad, bad
+
+
+# ------------------------------------------------------------------ the new edge cases, computed a second way
+def _stored(check: str) -> list:
+    from autograde.course import Course
+    return Course().hidden_registry().expected_values(check)
+
+
+def _case(module: str, check: str, part: str) -> tuple[int, Case]:
+    cases = _checks(module)[check].cases()
+    hits = [(i, c) for i, c in enumerate(cases) if part in c.label and "[called twice]" not in c.label]
+    assert len(hits) == 1, (check, part, [c.label for _, c in hits])
+    return hits[0]
+
+
+def test_leak_case_distribution_by_hand():
+    """top_k=3, top_p=0.8, min_p=0.3 on [3, 2, 1, 0, ...]: written out in float64, not with the course's filters."""
+    from autograde.hidden import sampling as H
+    z = torch.tensor(H.LEAK_LOGITS, dtype=torch.float64)
+    top3 = torch.softmax(z[:3], -1)                          # top-k = 3: the three largest, renormalised
+    before = torch.cumsum(top3, 0) - top3                    # mass before each
+    kept = [i for i in range(3) if before[i] < 0.8]          # top-p
+    p = torch.softmax(z[kept], -1)
+    kept = [i for i, q in zip(kept, p) if q >= 0.3 * p.max()]
+    want = torch.zeros(8, dtype=torch.float64)
+    want[kept] = torch.softmax(z[kept], -1)
+    _, case = _case("sampling", "sample_next_hidden", "(7e5 draws)")
+    assert kept == [0, 1]
+    assert torch.allclose(case.expected, want, rtol=1e-12, atol=0)
+    assert len(case.args[0]) * case.repeat >= 7e5 and (1 - 1e-5) ** (len(case.args[0]) * case.repeat) < 1e-3
+    _, case = _case("sampling", "sample_hidden", "(7e5 draws)")
+    assert len(case.args[0]) * case.repeat >= 7e5 and bool((case.args[0] == 0).any())
+
+
+def test_leak_comparator_sees_one_removed_draw_and_passes_a_correct_sampler():
+    from course_lib.checks.sampling import sampler_leak
+    p = torch.tensor([0.75, 0.25, 0.0], dtype=torch.float64)
+    case = Case((torch.zeros(1000, 3), Generator(0)), label="probe", repeat=2)
+    g = torch.Generator().manual_seed(0)
+    draws = [torch.multinomial(p.float().expand(1000, 3), 1, generator=g).squeeze(-1) for _ in range(2)]
+    assert sampler_leak(1e-6)(p, draws, case) is None
+    draws[1][500] = 2                                        # one removed token in 2000 draws
+    assert "probability 0" in sampler_leak(1e-6)(p, draws, case)
+
+
+@pytest.mark.parametrize("check", ["top_p_filter_hidden", "min_p_filter_hidden"])
+def test_all_negative_row_keeps_two(check):
+    """[-1e4, -1e4 - 1, -1e4 - 3, -1e4 - 40]: probabilities .705 .259 .035 0 in float64; both rules keep ids 0, 1."""
+    i, case = _case("sampling", check, "all near -1e4")
+    x = case.args[0].double()
+    probs = torch.softmax(x - x.max(), -1)[0]
+    assert abs(float(probs[0]) - 1 / (1 + math.exp(-1) + math.exp(-3) + math.exp(-40))) < 1e-12
+    got = _stored(check)[i]
+    assert torch.isfinite(got[0]).tolist() == [True, True, False, False]
+    assert torch.equal(got[0, :2], case.args[0][0, :2])
+
+
+def test_many_repeats_in_bfloat16_by_hand():
+    from autograde.hidden.debugging_generation import PF_REPEATS
+    i, case = _case("debugging_generation", "presence_frequency_penalty_hidden", "tokens repeated 257 to 300 times")
+    z, hist = case.args
+    counts = torch.bincount(hist[0], minlength=8)
+    assert counts.tolist() == PF_REPEATS and max(PF_REPEATS) > 256
+    want = (z.float() - case.kwargs["frequency"] * counts.float()).bfloat16()   # float32, rounded once
+    assert torch.equal(_stored("presence_frequency_penalty_hidden")[i], want)
+    wrong = (z.float() - case.kwargs["frequency"] * counts.bfloat16().float()).bfloat16()
+    assert int((wrong != want).sum()) >= 2                   # the case tells counts kept in bfloat16 apart
+
+
+@pytest.mark.parametrize("part", ["cafe\u0301", "\ufb01ne", "' hello world\\n'"])
+def test_normal_form_pieces_join_to_the_text(part):
+    """The text's own identity: the pieces join to text.encode('utf-8'), for a text in any normal form."""
+    idx = [i for i, c in enumerate(_checks("pipeline_trace")["token_pieces_hidden"].cases())
+           if part in c.label and "[called twice]" not in c.label]
+    assert len(idx) == 2                                     # cl100k_base and SmolLM2
+    cases = _checks("pipeline_trace")["token_pieces_hidden"].cases()
+    stored = _stored("token_pieces_hidden")
+    for i in idx:
+        text = cases[i].args[1]
+        assert b"".join(stored[i]) == text.encode("utf-8")
+    import unicodedata
+    text = cases[idx[0]].args[1]
+    changed = any(unicodedata.normalize(f, text) != text for f in ("NFC", "NFKC"))
+    assert changed == (part != "' hello world\\n'")       # the normal-form texts are not in NFC / NFKC
+
+
+def test_stop_inside_a_token_by_hand():
+    """The stop is completed by new token 4, whose text goes on one letter past it: the row stops there."""
+    from course_lib.checks import toy_inputs
+    pair = toy_inputs._pair_tokenizer()
+    for r in (0, 1):
+        i, case = _case("generation_loop", "generate_loop_hidden", f"completed inside new token 4 of row {r}")
+        stop = case.kwargs["stop_sequences"][0]
+        got = _stored("generate_loop_hidden")[i][r]
+        text = pair.decode(got["tokens"])
+        assert got["finish_reason"] == "stop" and len(got["tokens"]) == 4
+        assert stop in text and not text.endswith(stop) and stop not in pair.decode(got["tokens"][:3])
+
+
+def _beam_by_hand(table: torch.Tensor, prompt: list[int], width: int, n: int, eos: int, alpha: float):
+    """Beam search over a bigram log-prob table, written again: hypotheses (tokens, sum log p); finished ones keep
+    their slots; the best by sum / len^alpha."""
+    beams, done = [([], 0.0)], []
+    for _ in range(n):
+        cand = []
+        for toks, s in beams:
+            last = (prompt + toks)[-1]
+            cand += [(toks + [t], s + float(table[last, t])) for t in range(table.shape[1])]
+        cand.sort(key=lambda c: -c[1])
+        beams = []
+        for toks, s in cand[:width]:
+            (done if toks[-1] == eos else beams).append((toks, s))
+        if not beams:
+            break
+    pool = done + beams
+    score = lambda c: c[1] / max(len(c[0]), 1) ** alpha  # noqa: E731
+    best = max(pool, key=score)
+    toks = best[0][:-1] if best[0] and best[0][-1] == eos else best[0]
+    return toks, score(best)
+
+
+@pytest.mark.parametrize("width", [6, 9])
+def test_beam_wider_than_the_vocabulary(width):
+    i, case = _case("generation_loop", "beam_search_hidden", f"width {width} on a 6-token vocabulary")
+    toks, score = _stored("beam_search_hidden")[i]
+    from course_lib.checks.toy_inputs import _table
+    table = torch.log_softmax(_table(1).table.detach().double(), -1)      # the text: log-softmax of the last position
+    want = _beam_by_hand(table, case.args[1], width, case.args[3], case.args[4], 1.0)
+    assert list(toks) == want[0] and abs(score - want[1]) < 1e-6
