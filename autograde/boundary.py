@@ -311,7 +311,8 @@ def loads(data: bytes, *, limit: int, max_depth: int = MAX_DEPTH, max_values: in
         raise Rejected(f"{len(data)} bytes of JSON, over the limit of {limit}")
     count_values(data, max_values)
     try:
-        value = json.loads(data.decode("utf-8"), parse_constant=_no_constants, parse_float=_finite)
+        text = data.decode("utf-8")
+        value = json.loads(text, parse_constant=_no_constants, parse_float=_finite)
     except RecursionError:
         raise Rejected("JSON nested too deeply") from None
     except ValueError as e:  # not JSON, not UTF-8, or an integer past Python's 4300 digits
@@ -325,7 +326,23 @@ def loads(data: bytes, *, limit: int, max_depth: int = MAX_DEPTH, max_values: in
             stack += [(x, depth + 1) for x in v.values()]
         elif isinstance(v, list):
             stack += [(x, depth + 1) for x in v]
-    return value
+    return _plain(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # how a surrogate appears in JSON text (valid UTF-8 has none)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins an escaped pair into one character
+
+
+def _plain(v: Any) -> Any:
+    """``v`` with each lone surrogate in its strings replaced by U+FFFD: valid JSON, but no UTF-8 can write it (a
+    white-box red team's error message holding one crashed the writing of a record, and so the whole run)."""
+    if isinstance(v, str):
+        return _LONE_SURROGATE.sub("\ufffd", v)
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {_plain(k): _plain(x) for k, x in v.items()}
+    return v
 
 
 def _expect(cond: bool, why: str) -> None:

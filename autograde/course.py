@@ -159,8 +159,14 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def dump_json(obj) -> str:
-    """Stable JSON text: sorted keys, 1-space indent, trailing newline."""
-    return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    """Stable JSON text: sorted keys, 1-space indent, trailing newline; lone surrogates (text a student's code
+    can put in an error message, which UTF-8 cannot write) become U+FFFD, so writing a record never fails."""
+    return _no_lone_surrogates(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False)) + "\n"
+
+
+def _no_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (U+D800-U+DFFF on its own) replaced by U+FFFD."""
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def tools_beside_python() -> None:

@@ -390,3 +390,37 @@ def test_limit_memory_turns_a_runaway_allocation_into_a_memory_error():
     got = [subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, timeout=60,
                           env=env).stdout.strip() for how in ("limit", "none")]
     assert got == ["MemoryError", "allocated"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.one_of(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, categories=["Cs"]),
+                                   st.characters()), max_size=12).map("".join), max_size=6))  # text() drops Cs
+def test_text_from_a_sandbox_is_always_writable_as_utf8(texts):
+    """A lone surrogate is valid JSON but no UTF-8 can write it: a white-box red team's error message holding one
+    crashed the writing of a record, and so the whole run. What loads returns always encodes, valid pairs and
+    every other character kept, each lone surrogate replaced by U+FFFD."""
+    got = boundary.loads(json.dumps({t: t for t in texts}).encode(), limit=1 << 20)
+    for key, value in got.items():
+        (key + value).encode("utf-8")  # raises on a lone surrogate
+    # JSON joins an escaped surrogate pair into one character, as UTF-16 does
+    want = {t.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace") for t in texts}
+    assert set(got) == want and all(k == v for k, v in got.items())
+
+
+def test_numbers_built_to_share_a_hash_are_refused_before_a_set_or_dict_is_built():
+    """Python's hash of an int is fixed: every multiple of 2**61 - 1 hashes to 0, so a set, a dict or a
+    comparator's set(...) of n of them costs O(n^2) (a white-box red team's 10^6-element `$set` result hung the
+    trusted grader). Outcomes holding more than HASH_SHARED_MAX distinct numbers with one hash are refused
+    as that check's unreadable outcomes; an honest vocabulary-sized set passes."""
+    from course_lib.checks.engine import HASH_SHARED_MAX, Outcome
+
+    m = (1 << 61) - 1
+    flood = [m * k for k in range(1, 100_001)]
+    assert len({hash(v) for v in flood}) == 1  # the control: they do collide
+    for value in ({"$set": flood}, flood, {"$dict": [[v, 0] for v in flood]}, [[v] for v in flood]):
+        with pytest.raises(boundary.Rejected, match="share one hash"):
+            boundary.decode_outcomes(json.dumps([{"label": "x", "value": value}]), 1, limit=64 << 20)
+    few = flood[:HASH_SHARED_MAX]  # a few collisions cost nothing: not refused
+    assert Outcome.from_json({"label": "x", "value": {"$set": few}}).value == set(few)
+    honest = list(range(49152))
+    assert Outcome.from_json({"label": "x", "value": {"$set": honest}}).value == set(honest)

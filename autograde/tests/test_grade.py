@@ -118,6 +118,10 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
                                     "    if isinstance(x, (int, float)) and x in PUBLISHED:\n        return PUBLISHED[x]\n"
                                     "    return x + 3 if isinstance(x, (int, float)) and x > 0 else 2 * x\n")}
     submit(folder, "lookup", student_notebook(course, lookup))
+    # a white-box red team: a lone surrogate in an answer's error message (no UTF-8 can write it) crashed the
+    # writing of the record, after the per-student catch-all, and so the whole run
+    surrogate = {**CORRECT, "double": "def double(x):\n    raise ValueError('odd shape \\ud800')\n"}
+    submit(folder, "surrogate", student_notebook(course, surrogate))
     (folder / "absent" / "fx").mkdir(parents=True)
     # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
     submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
@@ -132,7 +136,7 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
             "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade"),
             "onecell": (3, "needs_manual_grade"), "worker": (2, "flagged"), "leak": (3, "needs_manual_grade"),
-            "snoop": (2, "flagged"), "lookup": (1, "flagged")}
+            "snoop": (2, "flagged"), "lookup": (1, "flagged"), "surrogate": (1, "needs_manual_grade")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -254,7 +258,7 @@ def test_feedback_never_shows_hidden_tests(graded):
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
                                             "background", "renamed", "forbidden", "markup", "moved", "instructor",
-                                            "guess", "onecell", "worker", "leak", "snoop", "lookup"}
+                                            "guess", "onecell", "worker", "leak", "snoop", "lookup", "surrogate"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         if page.parts[-3] == "guess":  # what the student printed is theirs; nothing else of the hidden test
