@@ -167,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
             records = grade_on_cluster(course, Path(args.submissions), Path(args.out), args.cluster, limits=limits,
                                        assignments=args.assignment, students=args.student, force=args.force)
         else:
+            from autograde import boundary
+            # this process parses what sandboxes send: past its budget an allocation fails here (that student's
+            # `error` row) instead of the machine running out (docs/sandbox.md, "Bounds")
+            boundary.limit_memory(boundary.GRADER_BYTES + args.workers * boundary.WORKER_BYTES)
             records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
                             assignments=args.assignment, students=args.student, force=args.force)
         csv_path = Path(args.out) / "grades.csv"

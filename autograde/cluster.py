@@ -64,6 +64,9 @@ def worker_grader(spec: Spec) -> Grader:
     with _GRADERS_LOCK:
         g = _GRADERS.get(spec)
         if g is None:
+            from autograde import boundary
+            # a worker process parses what sandboxes send, one task at a time (threads_per_worker=1)
+            boundary.limit_memory(boundary.GRADER_BYTES + boundary.WORKER_BYTES)
             g = Grader(spec.course, spec.out, spec.limits, log=_quiet)
             # the fingerprint covers every prepared assignment: prepare the caller's list, not just one
             g.prepare(list(spec.assignments))

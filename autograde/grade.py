@@ -45,7 +45,7 @@ STATUSES = ["missing", "invalid_name", "ambiguous", "invalid_notebook", "wrong_a
 CSV_FIELDS = ["student", "assignment", "score", "max_score", "status", "flags", "detail"]
 HARNESS_VERSION = 3
 SUBMISSION_LIMIT = 32 << 20  # bytes of one submitted notebook (outputs included) read at most
-REPORT_LIMIT = 64 << 20  # bytes of one sandboxed run's report read at most
+REPORT_LIMIT = boundary.FRAME_CAP  # bytes of one sandboxed run's report read at most
 TRUSTED_PASS_MIN_S = 60.0  # the trusted pass runs no student code (~2 s): it gets what is left of wall_s, at
 # least this, so a student whose run used the whole budget still gets a record; a student's row ends within
 # wall_s + TRUSTED_PASS_MIN_S (a notebook built to slow nbgrader down: intake caps cells and characters)
@@ -465,9 +465,10 @@ class Grader:
                                         started=group.started if group is not None else None)
                 finally:
                     if group is not None:
+                        record.setdefault("memory_enforced_by", {})[f"{name}/run"] = group.enforced_by
                         if group.hit():
                             record["conditions"].append(["memory_limit", f"the processes of {name}.ipynb together "
-                                                         "reached the memory limit"])
+                                                         f"reached the memory limit (held by {group.enforced_by})"])
                         group.close()
                 _add_seconds(record, "kernel", done.seconds)
                 if done.timed_out:
@@ -511,9 +512,11 @@ class Grader:
                                       sandboxed=slot is not None, rule_failures=broken_rules.get(name))
             if verdict.stderr_tail:  # the instructor's details only: never a page the student sees
                 record.setdefault("verify_stderr", {})[name] = verdict.stderr_tail
+            if verdict.memory_enforced_by:
+                record.setdefault("memory_enforced_by", {})[f"{name}/verify"] = verdict.memory_enforced_by
             if verdict.memory_limit:
                 record["conditions"].append(["memory_limit", f"the answers of {name}.ipynb, checked again, together "
-                                             "reached the memory limit"])
+                                             f"reached the memory limit (held by {verdict.memory_enforced_by})"])
             for why in verdict.tampered:
                 record["conditions"].append(["flagged", f"{name}.ipynb: {why}"[:600]])
             _add_seconds(record, "verify", time.monotonic() - t_verify)

@@ -23,7 +23,7 @@ from autograde import boundary
 MEMORY_BYTES = 2 << 30
 CPU_SECONDS = 60
 WALL_SECONDS = 120
-MESSAGE_LIMIT = 64 << 20
+MESSAGE_LIMIT = boundary.FRAME_CAP
 # the course's notebooks have < 150 cells and < 200 KB of source: a submission far past that is not an answer,
 # and the grading of its text (matching, nbgrader, feedback) would cost minutes
 MAX_CELLS = 1000

@@ -32,7 +32,7 @@ from pathlib import Path
 from autograde import boundary, sandbox
 from autograde.course import REPO, Course, check_calls, is_autograded_test, is_demo, read_notebook
 
-OUTCOME_LIMIT = 64 << 20  # bytes of outcomes JSON we are willing to read back
+OUTCOME_LIMIT = boundary.FRAME_CAP  # bytes of outcomes JSON we are willing to read back
 TAMPERED = "*"  # the check name of a side record saying that the notebook changed the checks themselves
 WALL_FACTOR = 5  # a step's wall-clock backstop, in multiples of its CPU-time limit (as autograde.runner)
 
@@ -50,6 +50,7 @@ class Verdict:
     checks_of: dict[str, list[str]] = field(default_factory=dict)  # grade_id -> names of the checks it calls
     hidden: set[str] = field(default_factory=set)  # names of the hidden checks among them (never run in the kernel)
     memory_limit: bool = False  # its processes together reached the memory limit
+    memory_enforced_by: str | None = None  # what held that limit (sandbox.MemoryGroup.enforced_by)
     twin_failures: dict[str, str] = field(default_factory=dict)  # visible check -> its twin's full message (the
                                                                  # instructor's details only: it shows hidden inputs)
     tampered: list[str] = field(default_factory=list)  # the answers changed what the checks observe: for a flag
@@ -383,6 +384,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
                                 started=group.started if group is not None else None, then=then)
         finally:
             verdict.memory_limit = group is not None and group.hit()
+            verdict.memory_enforced_by = group.enforced_by if group is not None else None
             if group is not None:
                 group.close()
         if done.message is None:
