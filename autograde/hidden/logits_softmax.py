@@ -111,6 +111,9 @@ _TEXTS = ["Once upon a time, there was a little robot who loved to paint.",
           "Water boils at 100 degrees Celsius at sea level."]
 
 
+_SPACED = " The cat sat on the mat.\n"
+
+
 def _logprob_cases() -> list[Case]:
     model, tok = Resource("smollm2_fp32"), Resource("smollm2_tokenizer")
     cases = [Case((model, tok, t), label=f"SmolLM2, {t!r}") for t in _TEXTS]
@@ -126,6 +129,8 @@ def _logprob_cases() -> list[Case]:
     cases += [Case((model, tok, "Hello!"), label="SmolLM2, 'Hello!': one word, two tokens")]
     # red team 11: every text above is under 17 tokens, so scoring only the first 16 passed; long texts do not
     cases += [Case((model, tok, _IMPROBABLE), label="SmolLM2, 141 tokens of nonsense")]
+    # issue 38 (blind 38): a leading space and a trailing newline are tokens of their own ("nothing added", nor removed)
+    cases += [Case((model, tok, _SPACED), label=f"SmolLM2, {_SPACED!r}: a leading space and a trailing newline")]
     cases += [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), " ".join(str(i % 8) for i in range(2, 47))),
                    label="next-id toy model, 45 tokens '2 3 ... 6'")]
     cases += raises_case("ValueError", model, tok, "", label="empty text: must raise ValueError")
@@ -148,7 +153,8 @@ def _perplexity_cases() -> list[Case]:
     return ([Case((model, tok, t), label=f"SmolLM2, {t!r}") for t in _TEXTS]
             + [Case((model, tok, _IMPROBABLE), label="SmolLM2, 141 tokens of nonsense (log-prob -828 in all)")]
             + [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), "6 7 0 3"),
-                    label="next-id toy model, '6 7 0 3'")])
+                    label="next-id toy model, '6 7 0 3'")]
+            + [Case((model, tok, _SPACED), label=f"SmolLM2, {_SPACED!r}: a leading space and a trailing newline")])
 
 
 # Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.

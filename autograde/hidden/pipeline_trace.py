@@ -43,6 +43,8 @@ _EDGE_TEXTS = [
     "\ufb01ne \u00bd \uff46\uff55\uff4c\uff4c",
     " hello world\n",
 ]
+# words separated by U+3000 (the ideographic space: whitespace, not a space, tab or newline; blind 38 split on ASCII)
+_WIDE_SPACE_TEXT = "\u6771\u4eac\u3000\u5927\u962a\u3000\u540d\u53e4\u5c4b and Kyoto"
 
 
 def _pieces_cases() -> list[Case]:
@@ -53,7 +55,7 @@ def _pieces_cases() -> list[Case]:
 
 def _per_word_cases() -> list[Case]:
     cl, sm = Resource("cl100k_base"), Resource("smollm2_tokenizer")
-    return [Case((enc, t), label=f"{name}, {t!r}") for t in _TEXTS[:7] + _EDGE_TEXTS
+    return [Case((enc, t), label=f"{name}, {t!r}") for t in _TEXTS[:7] + _EDGE_TEXTS + [_WIDE_SPACE_TEXT]
             for enc, name in ((cl, "cl100k_base"), (sm, "SmolLM2"))]
 
 
@@ -67,7 +69,8 @@ def _embedding_cases() -> list[Case]:
 def _memory_cases() -> list[Case]:
     return [Case((v, d, b), label=f"{v} x {d} x {b} bytes")
             for v, d, b in [(100277, 4096, 2), (32000, 4096, 4), (256000, 3072, 2), (151936, 896, 2), (1, 1, 8),
-                            (49152, 576, 0.5), (3, 5, 0.5), (1, 1, 0.5)]]
+                            (49152, 576, 0.5), (3, 5, 0.5), (1, 1, 0.5),
+                            (100003, 999, 1)]]   # issue 38 (blind 38): an odd product past 2^24 (not a float32)
 
 
 def _mask_cases() -> list[Case]:
@@ -116,12 +119,16 @@ def _topk_cases() -> list[Case]:
                Case((lm, toy, "7", 2), label="toy model, '7', k=2"),
                Case((Resource("nb01_pow2_lm_bf16"), toy, "5", 4), label="toy model with bfloat16 logits, k=4"),
                Case((Resource("nb01_pow2_lm_nograd"), toy, "1 6", 3),
-                    label="toy model that refuses to run with gradients on, k=3")])
+                    label="toy model that refuses to run with gradients on, k=3"),
+               # issue 38 (blind 38): a model on another device (meta stands in for a GPU) refuses CPU ids
+               Case((Resource("nb01_meta_device_lm"), toy, "3 1", 3),
+                    label="toy model on the meta device (as on a GPU): the ids must be built on the model's device, k=3")])
 
 
 def _positions_cases() -> list[Case]:
     return [Case((p, n), label=f"prompt {p}, {n} new tokens")
-            for p, n in [(1, 1), (0, 3), (7, 2), (1000, 1000), (4096, 4096), (50, 1), (3, 10)]]
+            for p, n in [(1, 1), (0, 3), (7, 2), (1000, 1000), (4096, 4096), (50, 1), (3, 10),
+                         (4096, 4095)]]   # issue 38 (blind 38): an odd total past 2^24, which float32 cannot hold
 
 
 CHECKS = [

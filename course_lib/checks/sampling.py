@@ -740,7 +740,6 @@ DOMAIN = {
         "properties": {
             "dtype long": "sample_hidden: contract long ids",
             "zeros never drawn": "sample: zeros are never drawn",
-            "a zero drawn with probability 1e-5": "sample_hidden: not even once in 1e5",
             "rows independent": "sample_hidden: consecutive rows independent",
             "only the generator": "sample: contract generator",
             "determinism (same seed)": "sample: [called twice]",
