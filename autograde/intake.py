@@ -145,9 +145,10 @@ def _main() -> int:
     except UnicodeError as e:  # a lone surrogate ("\ud800") is valid JSON but no text: it cannot be written out
         return reply({"status": "invalid_notebook", "detail": f"its text is not valid Unicode ({e.reason})"})
     flags: list[str] = []
+    tamper: list[str] = []
     if job.get("scan"):
-        from autograde.scan import scan_notebook
-        flags = scan_notebook(nb)
+        from autograde.scan import scan_notebook, tampering
+        flags, tamper = scan_notebook(nb), tampering(nb)
     found: dict[str, list[str]] = {}
     if job.get("rules"):
         from autograde.course import is_autograded_test, is_demo
@@ -157,6 +158,10 @@ def _main() -> int:
         for name, (exercise, forbidden) in job["rules"].items():
             try:
                 found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden)]
+                if tamper:
+                    # the checking process is the notebook's own: none of its results can be trusted
+                    found[name].append("your notebook reaches into the process that checks it ("
+                                       + "; ".join(tamper)[:300] + "): no result of it can be trusted")
                 if answer_is_stub(answers, exercise):
                     # whatever values the process sends for it: a cell elsewhere can answer the calls
                     found[name].append(f"{exercise} is not answered: its definition still only raises "

@@ -1,8 +1,15 @@
-"""A static scan of a submission for code that tampers with grading. It flags; it never zeroes a grade.
+"""A static scan of a submission for code that tampers with grading.
 
 Each flag names a pattern and the cell it was found in, so that an instructor can look. Legitimate code can
 trip a flag (a student exploring `subprocess` out of curiosity): the CSV shows the flags and the status
 asks for a manual look, while the score is still decided by the checks (in and out of the kernel).
+
+A few patterns do more than flag (``tampering``): code that reaches into the process that checks the answers
+(its callers' frames, its file descriptors by number, the checks' own modules, code objects, the module
+table, a library's attributes rebound) has no place in an answer, and the answers' results from such a notebook
+cannot be trusted, since that process is the notebook's own (a white-box red team wrote the checks' output
+itself from a cell). The grader's reading of the text (autograde.intake) then fails every check of the
+notebook outside the kernel, with the patterns named; an instructor can give the points back.
 """
 
 from __future__ import annotations
@@ -11,7 +18,8 @@ import ast
 import re
 
 # Modules whose attributes a notebook has no business replacing: the libraries the tests compare with.
-GUARDED_MODULES = {"np", "numpy", "torch", "builtins", "math", "sys", "os", "nbgrader", "course_lib", "autograde"}
+GUARDED_MODULES = {"np", "numpy", "torch", "builtins", "math", "sys", "os", "nbgrader", "course_lib", "autograde",
+                   "json", "io"}
 FORBIDDEN_IMPORTS = {"sqlite3": "opens databases (the gradebook is one)", "subprocess": "starts processes",
                      "ctypes": "calls C functions directly", "multiprocessing": "starts processes",
                      "signal": "changes signal handling", "pty": "starts processes", "nbgrader": "imports the grader",
@@ -52,7 +60,21 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     # the cost checks count lines under a tracer: code that looks for one can run a loop only when unwatched
     "tracing hooks": (r"\b(gettrace|getprofile|settrace|setprofile|tracemalloc)\b",
                       "looks at or changes Python's tracing hooks, which the cost checks use"),
+    # the checking process speaks to the grader through file descriptors: a white-box red team found its output
+    # pipe by file type and wrote the checks' results itself, and read the hidden inputs from standard input
+    "file descriptors": (r"\bos\.(read|write|pread|pwrite|readv|writev|fdopen|dup|dup2|fstat|sendfile|lseek|"
+                         r"set_blocking|get_blocking)\s*\(|/proc/(self|\d+|\{[^}]*\})/fd|/dev/fd\b|"
+                         r"\bopen\(\s*\d+\s*[,)]|\.fileno\s*\(|\bsys\.(stdin|__stdin__|__stdout__)\b",
+                         "reads or writes file descriptors by number: the grader's own pipes are descriptors"),
 }
+
+# Flags whose code reaches into the process that checks the answers: every check of the notebook fails outside
+# the kernel (``tampering``). Frames: the patterns by which a cell reaches its callers (not exc_info or a
+# traceback, which honest error handling uses).
+TAMPERING_FRAMES = (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|get_referrers|"
+                    r"get_referents|get_objects)\b|inspect\.(stack|trace)\b")
+TAMPERING = ("the checks' own modules:", "code objects:", "sys.modules:", "input/ast transformers:",
+             "file descriptors:", "assigns ", "setattr(): may patch", "delattr(): may patch")
 
 
 def _dotted(node: ast.AST) -> str:
@@ -140,4 +162,14 @@ def scan_notebook(nb) -> list[str]:
             entry = f"cell {i}: {flag}"
             if entry not in out:
                 out.append(entry)
+    return out
+
+
+def tampering(nb) -> list[str]:
+    """The flags (as ``scan_notebook`` writes them) of code that reaches into the checking process, plus each
+    cell that reaches its callers' frames: what makes every check of the notebook fail outside the kernel."""
+    out = [f for f in scan_notebook(nb) if f.split(": ", 1)[1].startswith(TAMPERING)]
+    for i, cell in enumerate(nb.cells):
+        if cell.get("cell_type") == "code" and re.search(TAMPERING_FRAMES, cell.get("source", "")):
+            out.append(f"cell {i}: reaches the callers' frames")
     return out

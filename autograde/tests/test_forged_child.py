@@ -113,8 +113,13 @@ def test_a_cell_that_forges_the_childs_frames_gets_nothing_for_an_unanswered_exe
     stub = "softmax is not answered: its definition still only raises NotImplementedError"
     # the forged values were right: the check's own result passed, and what fails it is the reading of the text
     # (and the forger's own tamper record, which only ever lowers)
-    assert set(verdict.messages["softmax"].splitlines()) == {stub, f"softmax: {TAMPER_MESSAGE}"}, \
-        verdict.messages["softmax"]
+    lines = verdict.messages["softmax"].splitlines()
+    assert not any("cases failed" in line for line in lines), lines
+    assert stub in lines and f"softmax: {TAMPER_MESSAGE}" in lines, lines
+    # and the forger's own text (frames, descriptors) fails every check of the notebook by itself
+    reaching = [line for line in lines if line.startswith("your notebook reaches into the process that checks it")]
+    assert reaching and "file descriptors" in reaching[0] and "frames" in reaching[0], lines
+    assert all(any(r.startswith("your notebook reaches into") for r in got) for got in got.rule_failures.values())
     assert not any(verdict.cells.values())  # nothing else was answered either
     # nothing the process wrote after it held the hidden inputs reaches a page the student reads
     shown = "\n".join([m for n, m in verdict.messages.items() if n not in verdict.hidden]

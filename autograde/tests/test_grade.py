@@ -131,12 +131,13 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             # `import subprocess` is flagged by the scan (for a look, not a penalty): the score stands
             "logging": (3, "needs_manual_grade"), "background": (3, "flagged"),
             "renamed": (3, "needs_manual_grade"), "absent": (0, "missing"),
-            # the kernel (patched) passed square, the grader's reading did not: a look is asked for
-            "forbidden": (2, "flagged"), "markup": (3, "needs_manual_grade"),
+            # the kernel (patched) passed square, the grader's reading did not; patching the checks' own module
+            # reaches into the checking process, so no result of the notebook counts outside: a look is asked for
+            "forbidden": (0, "flagged"), "markup": (3, "needs_manual_grade"),
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
             "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade"),
             "onecell": (3, "needs_manual_grade"), "worker": (2, "flagged"), "leak": (3, "needs_manual_grade"),
-            "snoop": (2, "flagged"), "lookup": (1, "flagged"), "surrogate": (1, "needs_manual_grade")}
+            "snoop": (0, "flagged"),  # it walks the checking process's frames: no result of it counts "lookup": (1, "flagged"), "surrogate": (1, "needs_manual_grade")}
 
 
 def _rows(path: Path) -> list[dict]:

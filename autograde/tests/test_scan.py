@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from autograde.course import REPO
-from autograde.scan import scan_notebook, scan_source
+from autograde.scan import scan_notebook, scan_source, tampering
 
 ATTACKS = {
     "np.allclose = lambda *a, **k: True": "assigns np.allclose",
@@ -74,7 +74,54 @@ def test_red_team_16s_watch_scrub_is_flagged():
 @pytest.mark.parametrize("path", sorted((REPO / "solutions").glob("*/*.ipynb")) + sorted((REPO / "notebooks").glob("*/*.ipynb")),
                          ids=lambda p: p.name)
 def test_course_notebooks_raise_no_flags(path):
-    assert scan_notebook(nbformat.read(str(path), as_version=4)) == []
+    nb = nbformat.read(str(path), as_version=4)
+    assert scan_notebook(nb) == [] and tampering(nb) == []
+
+
+def _one_cell(code: str):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+
+
+# What a white-box red team's forgers did from a cell of the checking process (issue 37), and the other ways into it
+REACHING_IN = [
+    "import os, stat\nfd = [n for n in range(3, 64) if stat.S_ISFIFO(os.fstat(n).st_mode)][0]\nos.write(fd, b'2\\n{}')",
+    "import os\nhead = os.read(0, 24)",
+    "import sys\njob = sys._getframe(3).f_locals['job']",
+    "import inspect\nf = inspect.currentframe().f_back",
+    "import json\n_d = json.dumps\njson.dumps = lambda o, *a, **k: _d(o)",
+    "import os\nprint(os.listdir('/proc/self/fd'))",
+    "f = open(3, 'wb', buffering=0)",
+    "import sys\ndata = sys.stdin.buffer.read(10)",
+    "import io, os\nw = io.FileIO(os.dup(1), 'wb')",
+    "from course_lib.checks import engine\nengine._watch = lambda *a: None",
+    "import sys\nsys.modules['json'] = None",
+    "import json\nsetattr(json, 'dumps', str)",
+]
+HONEST = [
+    "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
+    "with open('notes.txt', 'w') as f:\n    f.write('x')",
+    "import gc\ngc.collect()",
+    "import tracemalloc\ntracemalloc.start()",
+    "import json\nprint(json.dumps({'a': 1}))",
+    "import os\nprint(os.environ.get('HOME'), os.getcwd())",
+    "import sys\nprint('warning', file=sys.stderr)",
+]
+
+
+@pytest.mark.parametrize("code", REACHING_IN)
+def test_code_that_reaches_into_the_checking_process_is_tampering(code):
+    assert tampering(_one_cell(code)), code
+
+
+def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora():
+    """Tampering fails every check of a notebook: no honest pattern, and no file of the correct-answer and
+    bug-zoo corpora (bodies that compute, right or wrong), may trip it."""
+    for code in HONEST:
+        assert tampering(_one_cell(code)) == [], code
+    files = sorted((REPO / "autograde" / "alternatives").rglob("*.py")) + sorted((REPO / "autograde" / "bugzoo").rglob("*.py"))
+    assert len(files) > 400
+    hits = [f.name for f in files if tampering(_one_cell(f.read_text()))]
+    assert hits == []
 
 
 def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_are_not():
