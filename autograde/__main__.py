@@ -21,6 +21,17 @@ def _course(args) -> Course:
     return Course(**kw)
 
 
+def _uncommitted(root: Path, paths: list[str]) -> list[str]:
+    """Files under ``paths`` that git reports changed or untracked; none where ``root`` is not a git checkout."""
+    import subprocess
+    try:
+        done = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", *paths], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line[3:] for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     tools_beside_python()
@@ -37,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     pu.add_argument("out")
     pu.add_argument("--repo-url", help="the GitHub repository students get it from (https://github.com/ORG/REPO): "
                                        "Colab badges and set-up cells point there; without it, no Colab links")
+    pu.add_argument("--allow-dirty", action="store_true",
+                    help="publish even if course_lib/ or notebooks/ have uncommitted changes (they are copied as is)")
 
     g = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb into OUT")
     g.add_argument("submissions")
@@ -137,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "publish":
         from autograde.publish import publish
+        if not args.allow_dirty and (dirty := _uncommitted(course.root, ["course_lib", "notebooks"])):
+            print("autograde publish: uncommitted changes would go to students as they are on disk: "
+                  + ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+                  + " (commit or discard them, or pass --allow-dirty)", file=sys.stderr)
+            return 2
         try:
             edition = publish(course, Path(args.out), args.repo_url)
         except (ValueError, FileExistsError) as e:

@@ -315,7 +315,13 @@ class Grader:
                                   "submissions folder are graded"]]
         try:
             found = sorted(p for p in job.sub_dir.iterdir() if p.name.endswith(".ipynb")) if job.sub_dir.is_dir() else []
-        except OSError:
+        except OSError as e:
+            if os.path.lexists(job.sub_dir):
+                # there, but not readable by the grader (a white-box red team's 0700 folder, graded as `nobody`,
+                # read "missing"): say so, by name, instead of a wrong status
+                return raws, notes, [["invalid_notebook", f"the grader cannot read the folder {shown(job.student)}/"
+                                      f"{shown(job.assignment)} ({e.strerror or type(e).__name__}): make it readable "
+                                      "by the grading user and grade again"]]
             found = []
         for name in t.notebooks:
             p = job.sub_dir / f"{name}.ipynb"
@@ -787,6 +793,14 @@ def write_csv(path: Path, records) -> None:
     write_atomic(path, csv_text(CSV_FIELDS, rows))
 
 
+def _names_in(folder: Path) -> list[str]:
+    """The names in ``folder``, or none if it cannot be listed."""
+    try:
+        return [p.name for p in folder.iterdir()]
+    except OSError:
+        return []
+
+
 def find_jobs(course: Course, submissions: Path, assignments: list[str] | None = None,
               students: list[str] | None = None) -> tuple[list[Job], list[str]]:
     """(student, assignment) pairs to grade in nbgrader's layout SUBMISSIONS/<student>/<assignment>/."""
@@ -795,7 +809,9 @@ def find_jobs(course: Course, submissions: Path, assignments: list[str] | None =
     if students:
         studs = [s for s in studs if s in students]
     if assignments is None:
-        assignments = sorted({a.name for s in studs for a in (submissions / s).iterdir() if a.name in known})
+        # one student's folder the grader cannot list must not stop the class (a white-box red team, grading as a
+        # user other than root): its row says so when graded
+        assignments = sorted({a for s in studs for a in _names_in(submissions / s) if a in known})
     unknown = [a for a in assignments if a not in known]
     if unknown:
         raise ValueError(f"unknown assignment(s) {unknown}; solutions/ has {known}")

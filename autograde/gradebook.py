@@ -126,7 +126,11 @@ def merge_gradebooks(grader, records: list[dict]) -> None:
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{out / 'gradebook.db'}") as main:
         # nbgrader's add_submission trips SQLAlchemy autoflush warnings that do not affect the result
         warnings.simplefilter("ignore", category=Warning)
+        from autograde.lms import SAFE_ID
         for r in records:
+            if not SAFE_ID.match(r["student"]):
+                continue  # not a student id (`invalid_name`): never graded, never in a gradebook (and a name that
+                          # is not UTF-8, a white-box red team's folder, cannot even be looked up there)
             src = out / "gradebooks" / r["student"] / f"{r['assignment']}.db"
             if not src.exists():  # nothing graded (missing, invalid, wall-clock limit): drop an older result
                 try:

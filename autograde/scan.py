@@ -48,7 +48,9 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     # (engine._watch rebound, Watch.saw replaced; the grader's verification also seals them, autograde.verify).
     # The notebooks' own set-up cells import check, check_all and tiny_lm from course_lib.checks: not flagged
     "the checks' own modules": (r"course_lib\.checks\.(engine|trace|rules)\b|\bimport\s+course_lib\.checks\b|"
-                                r"from\s+course_lib\.checks\s+import\s+[^\n]*\b(engine|trace|rules|Watch|_\w+)\b|"
+                                r"from\s+course_lib\.checks\s+import\s+[^\n]*\b(engine|trace|rules|Watch|_\w+|VISIBLE|"
+                                r"Registry|run_encoded|encode_cases|run_cases|evaluate|judge|decode|encode|Outcome|"
+                                r"HISTORY|loads|dumps)\b|\bcourse_lib\.checks\b(?!(\.\w+)?\s+import\b)(?!\.(check|check_all)\()|"
                                 r"from\s+course_lib\s+import\s+[^\n]*\bchecks\b|"
                                 r"\b(__globals__|__closure__|cell_contents)\b",
                                 "reaches into the checks' own code, which observes the answer in its process"),
@@ -66,6 +68,9 @@ TEXT_PATTERNS = {  # label -> (regex, why)
                          r"set_blocking|get_blocking)\s*\(|/proc/(self|\d+|\{[^}]*\})/fd|/dev/fd\b|"
                          r"\bopen\(\s*\d+\s*[,)]|\.fileno\s*\(|\bsys\.(stdin|__stdin__|__stdout__)\b",
                          "reads or writes file descriptors by number: the grader's own pipes are descriptors"),
+    # a cell that asks whether it runs in the grader's checking process can behave there unlike anywhere else
+    "command line": (r"\bsys\.(argv|orig_argv)\b|\b(psutil|setproctitle)\b|/proc/(self|\d+)/(cmdline|status|stat)\b",
+                     "reads its process's command line: answers that behave differently when checked"),
 }
 
 # Flags whose code reaches into the process that checks the answers: every check of the notebook fails outside
@@ -74,7 +79,7 @@ TEXT_PATTERNS = {  # label -> (regex, why)
 TAMPERING_FRAMES = (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|get_referrers|"
                     r"get_referents|get_objects)\b|inspect\.(stack|trace)\b")
 TAMPERING = ("the checks' own modules:", "code objects:", "sys.modules:", "input/ast transformers:",
-             "file descriptors:", "assigns ", "setattr(): may patch", "delattr(): may patch")
+             "file descriptors:", "command line:", "assigns ", "setattr(): may patch", "delattr(): may patch")
 
 
 def _dotted(node: ast.AST) -> str:

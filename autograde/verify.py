@@ -624,7 +624,8 @@ def _child() -> int:
     from course_lib.checks import trace
     trace._listen()  # its audit hook, in place before any cell (it is part of the seal below)
     run_encoded = engine.run_encoded
-    sealed = tuple(p for p in ("course_lib.checks", "autograde",
+    # json too: the child writes its results with it (a white-box red team rewrote them through json.dumps)
+    sealed = tuple(p for p in ("course_lib.checks", "autograde", "json",
                                *os.environ.get("AUTOGRADE_CHECK_PACKAGES", "").split(",")) if p)
     seal = _Seal(sealed, sys.modules[__name__])
     broken_seal, seal_functions = seal.broken, seal.functions  # bound now: rebinding _Seal.broken reaches nothing
@@ -667,6 +668,8 @@ def _child() -> int:
         raise SystemExit(f"os._exit({code}) is not allowed while checking answers")
 
     os._exit = refuse_exit  # a cell that kills its process must not cost the other answers their check
+    import posix
+    posix._exit = refuse_exit  # the same C function under its other name (a white-box red team's exit status)
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
             continue

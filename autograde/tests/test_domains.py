@@ -1,4 +1,4 @@
-"""Issue 38: every graded exercise's written domain (``DOMAIN`` in each course_lib/checks module) and the table of the
+"""Issue 38: every graded exercise's written domain (``autograde.domains.DOMAINS``, one table per course_lib/checks module) and the table of the
 properties its text states, each with the case that checks it.
 
 - every exercise a check grades has a domain entry (args, returns, the text's own edge cases, stated properties);
@@ -72,7 +72,8 @@ CONTRACT = {
 
 
 def _domain(module: str) -> dict:
-    return importlib.import_module(f"course_lib.checks.{module}").DOMAIN
+    from autograde.domains import DOMAINS
+    return DOMAINS[module]
 
 
 @pytest.mark.parametrize("assignment", sorted(MODULES))

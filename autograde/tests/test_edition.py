@@ -219,6 +219,18 @@ def test_no_answer_in_the_editions_files(edition, the_secrets):
                      "environment.yml", "notebooks", "pyproject.toml", "tests"}
 
 
+def test_no_hidden_check_is_named_in_the_edition(edition):
+    """The hidden checks' names (and so their case labels, which name inputs) stay with the instructor: a table of
+    every exercise's domain once listed 64 hidden case labels in course_lib/checks (a new instructor's audit found
+    them in the edition). Control: the instructor repository's own autograde/domains.py names them."""
+    from autograde.course import Course
+    names = {chk.name for chk, _ in Course().hidden_registry().all()}
+    assert names and any(n in (ROOT / "autograde" / "domains.py").read_text() for n in names)
+    texts = folder_texts(edition.folder)
+    found = sorted({n for n in names for path, text in texts.items() if n in text})
+    assert not found, found
+
+
 def test_check_my_work_ships_unchanged(edition):
     """The edition's visible checks are this repository's, byte for byte (so their verdicts are the same); only
     colab.py (its URL) differs, and toy_inputs.py (hidden cases' inputs, registered only for grading) is left out."""
@@ -500,3 +512,20 @@ def _route_b(fx_course, course_root: Path, submitted: Path, exchange: Path, home
     rows = (out / "grades.csv").read_text().splitlines()
     # double (2 points) and square (1) right; the written answer left as released scores 0 without a marker
     assert rows[1:] == ["nobody,fx,3,4,graded,,"], rows
+
+
+def test_publish_refuses_uncommitted_changes_that_would_reach_students(tmp_path):
+    """A new instructor's trial published a colleague's half-written edit of course_lib/ (copied from disk;
+    `release --check` looks at notebooks and references only). The command now refuses, naming the files."""
+    clone = tmp_path / "kit"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=300)
+    run = lambda *extra: subprocess.run([sys.executable, "-m", "autograde", "--root", str(clone), "publish",  # noqa: E731
+                                         str(tmp_path / "out"), *extra], capture_output=True, text=True,
+                                        timeout=300, cwd=ROOT)
+    (clone / "course_lib" / "half_written.py").write_text("x = 1\n")
+    refused = run()
+    assert refused.returncode == 2 and "course_lib/half_written.py" in refused.stderr, refused.stderr
+    assert not (tmp_path / "out").exists()
+    (clone / "course_lib" / "half_written.py").unlink()
+    done = run()  # control: the clean clone publishes
+    assert done.returncode == 0, done.stderr[-2000:]

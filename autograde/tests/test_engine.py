@@ -395,3 +395,27 @@ def test_a_no_draw_case_fails_a_function_that_moves_its_generator():
                 assert "drew from `generator`" in result.failures[0][1]
     with pytest.raises(ValueError):
         Outcome.from_json({"label": "t0", "error": None, "generator_moved": 1})
+
+
+def test_a_counted_case_that_comes_back_uncounted_fails_both_cost_rules():
+    """The engine always counts a case that asks for it (>= 0, or -2 when the answer removed the counter); a
+    white-box red team's forged outcomes sent "not counted" (-1) for every case, which both cost rules accepted
+    (05: a vocabulary loop kept 20/24). Control: the same outcomes with counts in range pass."""
+    from course_lib.checks.engine import Case, Check, Contract, Outcome, allclose, judge
+
+    def cases():
+        return [Case((list(range(10)),), label="small", expected=1, count_steps=True),
+                Case((list(range(1000)),), label="large", expected=1, count_steps=True),
+                Case((list(range(49152)),), label="real", expected=1, count_steps=True)]
+
+    chk = Check("first", "first", cases, allclose(), contract=Contract(cost=("small", "large", 2.0),
+                                                                      cost_cap=(("real", 16384),)))
+    made = cases()
+
+    def outcomes(steps: int) -> list:
+        return [Outcome(c.label, value=1, steps=steps) for c in made]
+
+    assert judge(chk, made, outcomes(12), [1, 1, 1]).passed
+    failed = judge(chk, made, outcomes(-1), [1, 1, 1])
+    assert {label for label, _ in failed.failures} == {"large", "real"}
+    assert all("no count of the Python lines" in msg for _, msg in failed.failures)

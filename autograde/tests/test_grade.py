@@ -122,6 +122,13 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     # writing of the record, after the per-student catch-all, and so the whole run
     surrogate = {**CORRECT, "double": "def double(x):\n    raise ValueError('odd shape \\ud800')\n"}
     submit(folder, "surrogate", student_notebook(course, surrogate))
+    # the same red team: names that are not UTF-8 (they reach Python as lone surrogates) stopped the run too: a
+    # student's folder (not a student id: `invalid_name`) and a valid student's notebook file (graded as renamed)
+    bad = os.fsencode(folder) + b"/bad\xff/fx"
+    os.makedirs(bad)
+    Path(os.fsdecode(bad + b"/fx.ipynb")).write_text(json.dumps(student_notebook(course, CORRECT)))
+    renamed_bytes = submit(folder, "bytesname", student_notebook(course, CORRECT))
+    os.rename(renamed_bytes, os.fsencode(renamed_bytes.parent) + b"/fx \xff.ipynb")
     (folder / "absent" / "fx").mkdir(parents=True)
     # a folder name that is markup, a glob pattern and two lines: not graded, said so by name
     submit(folder, "odd <img src=x onerror=1> [x]*\nname", student_notebook(course, CORRECT))
@@ -137,7 +144,9 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "moved": (3, "needs_manual_grade"), "instructor": (3, "flagged"),
             "odd <img src=x onerror=1> [x]*\nname": (0, "invalid_name"), "guess": (3, "needs_manual_grade"),
             "onecell": (3, "needs_manual_grade"), "worker": (2, "flagged"), "leak": (3, "needs_manual_grade"),
-            "snoop": (0, "flagged"),  # it walks the checking process's frames: no result of it counts "lookup": (1, "flagged"), "surrogate": (1, "needs_manual_grade")}
+            "snoop": (0, "flagged"),  # it walks the checking process's frames: no result of it counts
+            "lookup": (1, "flagged"), "surrogate": (1, "needs_manual_grade"),
+            "bad\ufffd": (0, "invalid_name"), "bytesname": (3, "needs_manual_grade")}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -259,7 +268,8 @@ def test_feedback_never_shows_hidden_tests(graded):
     pages = sorted((out / "feedback").rglob("*.html"))
     assert {p.parts[-3] for p in pages} == {"correct", "untouched", "wrong", "loop", "exit", "memory", "stripped", "logging",
                                             "background", "renamed", "forbidden", "markup", "moved", "instructor",
-                                            "guess", "onecell", "worker", "leak", "snoop", "lookup", "surrogate"}
+                                            "guess", "onecell", "worker", "leak", "snoop", "lookup", "surrogate",
+                                            "bytesname"}
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         if page.parts[-3] == "guess":  # what the student printed is theirs; nothing else of the hidden test
@@ -345,8 +355,8 @@ def test_a_crash_halfway_loses_no_grade_already_written(graded, tmp_path, monkey
     with pytest.raises(KeyboardInterrupt):
         grade(course, folder, out2, workers=1, limits=LIMITS, log=lambda *_: None)
     done = {r["student"] for r in _rows(out2 / "grades.csv")}
-    assert done == {"absent", "background", "correct", "exit", "forbidden", "guess", "instructor", "invalid",
-                    "leak", "logging", "lookup", "loop", "markup"}  # sorted before 'memory'
+    assert done == {"absent", "bad\ufffd", "background", "bytesname", "correct", "exit", "forbidden", "guess",
+                    "instructor", "invalid", "leak", "logging", "lookup", "loop", "markup"}  # sorted before 'memory'
     expected = graded[3]
     assert all((float(r["score"]), r["status"]) == expected[r["student"]] for r in _rows(out2 / "grades.csv"))
 
@@ -509,3 +519,22 @@ def test_the_trusted_pass_gets_what_is_left_of_the_wall_clock_and_a_stopped_one_
     assert grade_module.TRUSTED_PASS_MIN_S <= allowed[0] <= 100
     assert (records[0]["status"], records[0]["score"]) == ("timeout", 0)
     assert "nbgrader's pass over the notebook took longer than" in records[0]["detail"]
+
+
+def test_a_folder_the_grader_cannot_list_does_not_stop_the_class(fx_course, tmp_path, monkeypatch):
+    """A white-box red team, grading as a user other than root, left a 0700 student folder: listing it raised in
+    find_jobs and no one was graded. Now the others are found and that student's row says why (simulated here:
+    root can list any folder)."""
+    from autograde.grade import find_jobs
+    for s in ("ann", "locked", "zed"):
+        submit(tmp_path, s, student_notebook(fx_course, CORRECT))
+    real = Path.iterdir
+
+    def iterdir(self):
+        if self.name == "locked" or self.parent.name == "locked":
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    jobs, assignments = find_jobs(fx_course, tmp_path)
+    assert assignments == ["fx"] and [j.student for j in jobs] == ["ann", "locked", "zed"]

@@ -96,6 +96,11 @@ REACHING_IN = [
     "from course_lib.checks import engine\nengine._watch = lambda *a: None",
     "import sys\nsys.modules['json'] = None",
     "import json\nsetattr(json, 'dumps', str)",
+    # the white-box red team's forger: only in the checking child, and the engine reached through a constant name
+    "import sys\nif sys.argv[-1:] == ['child']:\n    pass",
+    "import course_lib\nE = getattr(course_lib.checks, 'engine')",
+    "from course_lib.checks import VISIBLE\nchk = VISIBLE.get('softmax')",
+    "from course_lib.checks import decode, Outcome",
 ]
 HONEST = [
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
@@ -105,6 +110,7 @@ HONEST = [
     "import json\nprint(json.dumps({'a': 1}))",
     "import os\nprint(os.environ.get('HOME'), os.getcwd())",
     "import sys\nprint('warning', file=sys.stderr)",
+    "from course_lib.checks import check, check_all\ncheck('softmax', softmax)",
 ]
 
 

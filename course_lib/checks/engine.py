@@ -1276,6 +1276,9 @@ COST_SLACK = 200  # lines any answer may spend on set-up whatever the size (a he
 
 
 COUNTER_REMOVED = "your function removed the line counter the check uses to measure its work (sys.settrace)"
+# a case that counts lines always comes back counted (>= 0) from the engine: "not counted" (-1) came from elsewhere
+# (a white-box red team's forged outcomes turned the count off and both cost rules accepted it)
+NOT_COUNTED = "no count of the Python lines your function ran came back for this case, so its cost is not shown"
 
 
 def _cost_failures(contract: Contract, outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
@@ -1287,6 +1290,8 @@ def _cost_failures(contract: Contract, outcomes: Sequence[Outcome]) -> list[tupl
         o = by.get(label)
         if o is not None and o.error is None and o.steps == -2:
             failures.append((label, COUNTER_REMOVED))
+        elif o is not None and o.error is None and o.steps == -1:
+            failures.append((label, NOT_COUNTED))
         elif o is not None and o.error is None and o.steps > cap:
             failures.append((label, f"your function ran {o.steps:,} Python lines here, more than {cap:,}: a loop over "
                                     "a size the exercise says the work must not depend on runs more than that"))
@@ -1302,6 +1307,8 @@ def _cost_ratio_failures(contract: Contract, by: dict[str, Outcome]) -> list[tup
         return []  # a case that failed already says so; the cost of an error says nothing
     if a.steps == -2 or b.steps == -2:
         return [(large, COUNTER_REMOVED)]
+    if a.steps == -1 or b.steps == -1:
+        return [(large, NOT_COUNTED)]
     if a.steps < 0 or b.steps < 0 or b.steps <= ratio * a.steps + COST_SLACK:
         return []
     return [(large, f"your function ran {b.steps:,} Python lines here but {a.steps:,} on {small!r}: its work grows "
