@@ -66,10 +66,10 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     # pipe by file type and wrote the checks' results itself, and read the hidden inputs from standard input
     "file descriptors": (r"\bos\.(read|write|pread|pwrite|readv|writev|fdopen|dup|dup2|fstat|sendfile|lseek|"
                          r"set_blocking|get_blocking)\s*\(|/proc/(self|\d+|\{[^}]*\})/fd|/dev/fd\b|"
-                         r"\bopen\(\s*\d+\s*[,)]|\.fileno\s*\(|\bsys\.(stdin|__stdin__|__stdout__)\b",
+                         r"\bopen\(\s*\d+\s*[,)]|\.fileno\s*\(|\bsys\.(stdin|__stdin__)\b",
                          "reads or writes file descriptors by number: the grader's own pipes are descriptors"),
     # a cell that asks whether it runs in the grader's checking process can behave there unlike anywhere else
-    "command line": (r"\bsys\.(argv|orig_argv)\b|\b(psutil|setproctitle)\b|/proc/(self|\d+)/(cmdline|status|stat)\b",
+    "command line": (r"\bsys\.(argv|orig_argv)\b|/proc/(self|\d+)/cmdline\b",
                      "reads its process's command line: answers that behave differently when checked"),
 }
 

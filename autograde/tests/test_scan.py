@@ -111,6 +111,10 @@ HONEST = [
     "import os\nprint(os.environ.get('HOME'), os.getcwd())",
     "import sys\nprint('warning', file=sys.stderr)",
     "from course_lib.checks import check, check_all\ncheck('softmax', softmax)",
+    # a student looking at memory while exploring 04 (process plumbing of their own, not the checker's)
+    "import psutil\nprint(psutil.Process().memory_info().rss)",
+    "print(open('/proc/self/status').read()[:200])",
+    "import sys\nprint('to the terminal', file=sys.__stdout__)",
 ]
 
 
