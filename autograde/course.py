@@ -152,21 +152,16 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+        # lone surrogates (a student's error text, a folder name that is not UTF-8) cannot be written: U+FFFD
+        f.write(re.sub("[\ud800-\udfff]", "\ufffd", text))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
 def dump_json(obj) -> str:
-    """Stable JSON text: sorted keys, 1-space indent, trailing newline; lone surrogates (text a student's code
-    can put in an error message, which UTF-8 cannot write) become U+FFFD, so writing a record never fails."""
-    return _no_lone_surrogates(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False)) + "\n"
-
-
-def _no_lone_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate (U+D800-U+DFFF on its own) replaced by U+FFFD."""
-    return re.sub("[\ud800-\udfff]", "\ufffd", text)
+    """Stable JSON text: sorted keys, 1-space indent, trailing newline."""
+    return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def tools_beside_python() -> None:
