@@ -1337,10 +1337,11 @@ HISTORY: list[CheckResult] = []
 
 
 def evaluate(check: Check, fn: Callable, expected: Sequence[Any] | None = None, *, raise_on_fail: bool = True,
-             quiet: bool = False) -> CheckResult:
+             quiet: bool = False, unattempted_ok: bool = False) -> CheckResult:
     """Run and judge ``check`` on ``fn`` in this process; raise ``CheckFailed`` with the message on failure.
 
-    ``expected`` defaults to each case's own ``Case.expected`` (visible checks).
+    ``expected`` defaults to each case's own ``Case.expected`` (visible checks). ``unattempted_ok``: an answer
+    that is still the stub (``not_attempted``) is reported as such instead of raising.
     """
     cases = check.cases()
     if expected is None:
@@ -1348,7 +1349,14 @@ def evaluate(check: Check, fn: Callable, expected: Sequence[Any] | None = None, 
         if missing:
             raise ValueError(f"check {check.name!r}: cases {missing} have no expected value")
         expected = [c.expected for c in cases]
-    result = judge(check, cases, run_cases(check, fn, cases), expected)
+    outcomes = run_cases(check, fn, cases)
+    if unattempted_ok and not_attempted(outcomes):
+        result = CheckResult(check.name, len(cases), [("*", "not attempted")], check.hint)
+        HISTORY.append(result)
+        print(f"· {check.name}: not attempted yet ({check.exercise} still raises NotImplementedError); "
+              "the notebook goes on. Graded, this check counts as failed.")
+        return result
+    result = judge(check, cases, outcomes, expected)
     result.failures += rule_failures(check, fn)
     HISTORY.append(result)
     if not result.passed and raise_on_fail:
@@ -1417,13 +1425,4 @@ def check(name: str, fn: Callable) -> None:
     so the test cell scores 0 there. Returns None so a test cell shows only the printed verdict (results are
     kept in ``HISTORY``).
     """
-    chk = VISIBLE.get(name)
-    if os.environ.get("COURSE_GRADING") != "1" and callable(fn):
-        cases = chk.cases()
-        outcomes = run_cases(chk, fn, cases[:1])
-        if not_attempted(outcomes) and not_attempted(run_cases(chk, fn, cases)):
-            HISTORY.append(CheckResult(chk.name, len(cases), [("*", "not attempted")], chk.hint))
-            print(f"· {chk.name}: not attempted yet ({chk.exercise} still raises NotImplementedError); "
-                  "the notebook goes on. Graded, this check counts as failed.")
-            return
-    evaluate(chk, fn)
+    evaluate(VISIBLE.get(name), fn, unattempted_ok=os.environ.get("COURSE_GRADING") != "1")
