@@ -148,20 +148,20 @@ def _main() -> int:
     tamper: list[str] = []
     if job.get("scan"):
         from autograde.scan import scan_notebook, tampering
-        flags, tamper = scan_notebook(nb), tampering(nb)
+        flags = scan_notebook(nb)
+        tamper = tampering(nb, flags)
     found: dict[str, list[str]] = {}
     if job.get("rules"):
         from autograde.course import is_autograded_test, is_demo
         from course_lib.checks.rules import answer_is_stub, notebook_violations
         answers = [c.source for c in nb.cells if c.cell_type == "code" and not is_autograded_test(c)
                    and not is_demo(c)]  # what the kernel and the verification run
+        # the checking process is the notebook's own: none of its results can be trusted
+        reaching = (["your notebook reaches into the process that checks it (" + "; ".join(tamper)[:300]
+                     + "): no result of it can be trusted"] if tamper else [])
         for name, (exercise, forbidden) in job["rules"].items():
             try:
-                found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden)]
-                if tamper:
-                    # the checking process is the notebook's own: none of its results can be trusted
-                    found[name].append("your notebook reaches into the process that checks it ("
-                                       + "; ".join(tamper)[:300] + "): no result of it can be trusted")
+                found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden)] + reaching
                 if answer_is_stub(answers, exercise):
                     # whatever values the process sends for it: a cell elsewhere can answer the calls
                     found[name].append(f"{exercise} is not answered: its definition still only raises "

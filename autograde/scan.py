@@ -170,10 +170,11 @@ def scan_notebook(nb) -> list[str]:
     return out
 
 
-def tampering(nb) -> list[str]:
-    """The flags (as ``scan_notebook`` writes them) of code that reaches into the checking process, plus each
-    cell that reaches its callers' frames: what makes every check of the notebook fail outside the kernel."""
-    out = [f for f in scan_notebook(nb) if f.split(": ", 1)[1].startswith(TAMPERING)]
+def tampering(nb, flags: list[str] | None = None) -> list[str]:
+    """The flags (as ``scan_notebook`` writes them; ``flags``: its result, if already made) of code that reaches
+    into the checking process, plus each cell that reaches its callers' frames: what makes every check of the
+    notebook fail outside the kernel."""
+    out = [f for f in (scan_notebook(nb) if flags is None else flags) if f.split(": ", 1)[1].startswith(TAMPERING)]
     for i, cell in enumerate(nb.cells):
         if cell.get("cell_type") == "code" and re.search(TAMPERING_FRAMES, cell.get("source", "")):
             out.append(f"cell {i}: reaches the callers' frames")
