@@ -178,14 +178,10 @@ def _public(result, broken: list[str]) -> str:
     the check's own list (``_known_rules``), the reading of the student's own text (``broken``), the hint.
     Nothing the answers' process wrote (case messages, labels, values) is quoted."""
     labels = [label for label, _ in result.failures]
-    head = f"{result.name}:"
-    if any(label != "rules" for label in labels):
-        head += f" failed on some of its {result.n_cases} cases"
-    if "rules" in labels:
-        head += (", and" if head.endswith("cases") else "") + " the answer breaks a rule of the exercise"
-    if head.endswith("cases") or head.endswith("exercise"):
-        head += " (a hidden check shows neither which cases nor how many)"
-    lines = [head] if head != f"{result.name}:" else []
+    parts = ([f"failed on some of its {result.n_cases} cases"] if any(label != "rules" for label in labels) else []
+             ) + (["the answer breaks a rule of the exercise"] if "rules" in labels else [])
+    lines = ([f"{result.name}: {', and '.join(parts)} (a hidden check shows neither which cases nor how many)"]
+             if parts else [])
     lines += ["  rule: " + msg for label, msg in result.failures if label == "rules"]
     lines += broken
     if result.hint:
