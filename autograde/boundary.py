@@ -248,6 +248,23 @@ def _message(buf: bytearray, limit: int) -> bytes | None:
     return bytes(buf[start:start + n]) if len(buf) >= start + n else None
 
 
+def take_reply(buf: bytearray, limit: int) -> tuple[list[bytes], bytes | None]:
+    """What the verification relay reads from the answers' process (autograde.verify): the whole side records at
+    the start of ``buf``, then its framed message if it is whole; both are removed from ``buf``. Raises
+    ``Rejected`` as ``run``'s reader does (a bad length, a message over ``limit``, at most ``FRAME_CAP``)."""
+    limit = min(limit, FRAME_CAP)
+    side: list[bytes] = []
+    _side_records(buf, side)
+    if buf[:1] == b"w":
+        return side, None  # a side record not whole yet
+    message = _message(buf, limit)
+    if message is not None:
+        del buf[:len(bytes(buf[:24]).partition(b"\n")[0]) + 1 + len(message)]
+    elif len(buf) > limit + 32:
+        raise Rejected(f"the answers' process sent more than {limit} bytes for one check")
+    return side, message
+
+
 # A grader's own memory (RLIMIT_DATA, set by the grader's entry point): grading the five references with one
 # worker peaked at 0.45 GB resident (1.13 GB of data with measuring wrappers that copied every message), and
 # graded them alike under GRADER_BYTES + WORKER_BYTES; each concurrent worker adds its messages (FRAME_CAP each)

@@ -153,6 +153,9 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: f
         outcomes = boundary.decode_outcomes(outcomes_json, len(cases), limit=OUTCOME_LIMIT)
     except boundary.Rejected as e:
         return CheckResult(name, len(cases), [("*", f"unreadable outcomes: {e}")]), set(), set()
+    if len(outcomes) == 1 and outcomes[0].label == "*" and outcomes[0].error and len(cases) != 1:
+        # the check as a whole: its calls ran over the time limit, or the relay could not ask it (RELAY_DEAD)
+        return CheckResult(name, len(cases), [("*", outcomes[0].error[:300])], chk.hint), set(), set()
     missing = set(streamed) - {r for o in outcomes for r in o.forbidden}
     allowed, odd = rule_names(forbidden or []), set()
     for o in outcomes:
@@ -549,7 +552,111 @@ def _student_threads() -> str:
     return ", ".join(busy[:3])
 
 
+def _read_frame(fd: int, read=os.read) -> bytes:
+    """One framed message (as boundary.frame writes it) from a descriptor, read no further; b"" at its end."""
+    head = b""
+    while not head.endswith(b"\n") and len(head) < 24:
+        byte = read(fd, 1)
+        if not byte:
+            return b""
+        head += byte
+    if not head.strip().isdigit():
+        raise SystemExit("no framed message")
+    data, n = bytearray(), int(head)
+    while len(data) < n:
+        chunk = read(fd, n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
 def _child() -> int:
+    """The verification sandbox's first process, the relay: it holds the grader's pipes and runs no student cell.
+
+    It forks the answers' process (``_answers``), which runs the notebook's cells with standard input and output
+    on /dev/null and a socket to the relay as its only channel; the relay then asks it for one check at a time
+    (the hidden checks' inputs only once the grader sent them, after the visible results went out) and writes
+    what comes back to the grader, framed by itself: side records at once, each check's outcomes as the text of
+    its reply. So a cell can neither write the grader's frames nor read its input, answer a check it was not
+    asked, or see a hidden input before its check is asked (issue 37: a white-box red team wrote both frames from a
+    cell, reading the hidden inputs from standard input). The relay is not dumpable: a process of the same uid
+    cannot trace it, read its memory or take its descriptors (as autograde.runner)."""
+    import signal
+    import socket
+
+    from autograde.runner import _not_dumpable
+
+    job = json.loads(_read_frame(0) or b"{}")
+    if "notebook" not in job:
+        raise SystemExit("no job on standard input")
+    _not_dumpable()  # before the fork: the answers' process starts not dumpable too, and never holds the relay's
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)  # the grader's pipes: gone from this process before any cell runs
+        os.dup2(null, 1)
+        os.close(null)
+        try:
+            _answers(job, theirs.detach())
+        finally:
+            os._exit(0)
+    theirs.close()
+    # a cell can write files into the sandbox's working folder; nothing the relay imports from now on comes from it
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    try:
+        return _relay(job, ours)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+RELAY_DEAD = "the answers' process ended or broke the relay's protocol before this check was answered"
+
+
+def _relay(job: dict, sock) -> int:
+    """Ask the answers' process for each check's outcomes; write them to the grader (see ``_child``)."""
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
+
+    buf = bytearray()
+    dead: list[str] = []  # why the answers' process can no longer be asked (then every later check says so)
+
+    def ask(name: str, info: dict) -> str:
+        if dead:
+            return json.dumps([{"label": "*", "error": RELAY_DEAD, "mutated": []}])
+        try:
+            sock.sendall(boundary.frame(json.dumps({"name": name, "info": info}).encode()))
+            while True:
+                side, message = boundary.take_reply(buf, OUTCOME_LIMIT)
+                for record in side:
+                    write(boundary.side_frame(record))  # at once, in order: what the grader has, stays
+                if message is not None:
+                    return message.decode("utf-8", errors="replace")
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    raise boundary.Rejected("the answers' process closed its channel")
+                buf.extend(chunk)
+        except (OSError, boundary.Rejected) as e:
+            dead.append(str(e)[:300])
+            print(f"relay: {dead[0]}", file=sys.stderr)
+            return json.dumps([{"label": "*", "error": RELAY_DEAD, "mutated": []}])
+
+    write(boundary.frame(json.dumps({n: ask(n, info) for n, info in job["payloads"].items()}).encode()))
+    if job.get("then"):
+        hidden = json.loads(_read_frame(0) or b"{}").get("payloads", {})
+        write(boundary.frame(json.dumps({n: ask(n, info) for n, info in hidden.items()}).encode()))
+    return 0
+
+
+def _answers(job: dict, out_fd: int) -> None:
+    """The answers' process: run the notebook's code cells, then answer the relay's requests, one check each."""
     import io
     import contextlib
     import signal
@@ -557,33 +664,14 @@ def _child() -> int:
     import nbformat
 
     read, write = os.read, os.write  # kept before any student code runs (a cell may replace os's)
+    read_frame = _read_frame
 
-    def read_frame() -> dict:
-        """One framed job from the standard input (as boundary.frame writes it), read no further."""
-        head = b""
-        while not head.endswith(b"\n") and len(head) < 24:
-            head += read(0, 1) or b"\n"
-        if not head.strip().isdigit():
-            raise SystemExit("no job on standard input")
-        data, n = bytearray(), int(head)
-        while len(data) < n:
-            chunk = read(0, n - len(data))
-            if not chunk:
-                break
-            data += chunk
-        return json.loads(bytes(data))
-
-    def send(message: dict) -> None:
-        payload = json.dumps(message).encode()
+    def send(payload: bytes) -> None:
         write(out_fd, b"%d\n" % len(payload))
         view = memoryview(payload)
         while view:
             view = view[write(out_fd, view):]
 
-    job = read_frame()
-    out_fd = os.dup(1)  # the framed result goes here; the student's code sees a /dev/null standard output
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
     from json.encoder import encode_basestring_ascii as quote  # C code: nothing a cell rebinds reaches it
     reported: set[tuple[str, str]] = set()
 
@@ -681,12 +769,6 @@ def _child() -> int:
         side(TAMPERED, why)
     hung: dict[str, str] = {}  # exercise -> the check whose call ran over the step limit
 
-    def run_checks(payloads: dict) -> dict[str, str]:
-        results = {}
-        for name, info in payloads.items():
-            results[name] = run_check(name, info)
-        return results
-
     def run_check(name: str, info: dict) -> str:
         fn = shell.user_ns.get(info["exercise"])
         if info.get("forbidden") and (busy := _student_threads()):
@@ -713,10 +795,15 @@ def _child() -> int:
             for why in broken_seal():
                 side(TAMPERED, why)
 
-    send(run_checks(job["payloads"]))  # the visible checks
-    if job.get("then"):
-        send(run_checks(read_frame()["payloads"]))  # the hidden checks, sent only now
+    while True:  # one request, one reply, until the relay is done (it then kills this process)
+        request = read_frame(out_fd, read)
+        if not request:
+            break
+        request = json.loads(request)
+        send(run_check(request["name"], request["info"]).encode())
     real_exit(0)  # a thread the student left running must not keep this process waiting
+
+
 
 
 if __name__ == "__main__":

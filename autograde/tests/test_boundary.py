@@ -269,6 +269,65 @@ def test_side_records_are_split_off_the_message_whatever_they_hold(payloads, mes
     assert side == payloads and boundary._message(buf, 1000) == message
 
 
+def _feed(stream: bytes, cuts: list[int], limit: int) -> tuple[list[bytes], list[bytes]]:
+    """The relay's reading (autograde.verify._relay): the stream arrives in pieces cut at ``cuts``; every reply
+    taken as soon as it is whole. Returns (side records, messages) in order."""
+    buf, side, messages = bytearray(), [], []
+    points = sorted({min(max(c, 0), len(stream)) for c in cuts} | {len(stream)})
+    start = 0
+    for end in points:
+        buf.extend(stream[start:end])
+        start = end
+        while True:
+            got, message = boundary.take_reply(buf, limit)
+            side += got
+            assert len(buf) <= limit + 32 + len(stream)  # what stays is bounded by what came
+            if message is None:
+                break
+            messages.append(message)
+    return side, messages
+
+
+replies = st.lists(st.tuples(st.lists(st.binary(max_size=40), max_size=3), st.binary(max_size=60)), max_size=4)
+
+
+@FUZZ
+@given(replies, st.lists(st.integers(0, 2000), max_size=8))
+def test_the_relay_reads_well_formed_replies_exactly_however_they_arrive(parts, cuts):
+    """A differential test of the relay's reader against the writer: side records and messages come back as
+    written, in order, whatever pieces the socket delivers them in."""
+    stream = b"".join(b"".join(boundary.side_frame(r) for r in records) + boundary.frame(m) for records, m in parts)
+    side, messages = _feed(stream, cuts, 1000)
+    assert side == [r for records, _ in parts for r in records] and messages == [m for _, m in parts]
+
+
+@FUZZ
+@given(st.one_of(st.binary(max_size=300),
+                 replies.flatmap(lambda parts: _mutations_of(b"".join(
+                     b"".join(boundary.side_frame(r) for r in records) + boundary.frame(m) for records, m in parts)))),
+       st.lists(st.integers(0, 400), max_size=6))
+def test_the_relay_reader_returns_records_or_rejects_whatever_the_answers_process_writes(stream, cuts):
+    """Anything the answers' process writes: whole records and messages within their caps, or Rejected."""
+    try:
+        side, messages = _feed(stream, cuts, 100)
+    except boundary.Rejected:
+        return
+    assert all(len(r) <= boundary.SIDE_BYTES for r in side) and all(len(m) <= 100 for m in messages)
+
+
+def _mutations_of(raw: bytes) -> st.SearchStrategy[bytes]:
+    return st.one_of(st.just(raw), st.integers(0, len(raw)).map(lambda n: raw[:n]),
+                     st.binary(max_size=20).map(lambda b: raw[: len(raw) // 2] + b + raw[len(raw) // 2:]))
+
+
+def test_the_relay_refuses_a_reply_over_its_limit_before_it_is_whole():
+    buf = bytearray(b"%d\n" % (boundary.FRAME_CAP + 1))
+    with pytest.raises(boundary.Rejected, match="over the limit"):
+        boundary.take_reply(buf, 64 << 20)  # a caller's larger limit is still capped at FRAME_CAP
+    buf = bytearray(b"w5\nab")
+    assert boundary.take_reply(buf, 100) == ([], None) and buf == b"w5\nab"  # a record not whole yet waits
+
+
 def test_run_collects_side_records_and_refuses_a_flood_of_them():
     code = ("import os\n"
             "os.write(1, b'w3\\nabc')\n"

@@ -1,19 +1,21 @@
-"""A notebook cell that speaks for the verification child: what it can and cannot buy (issue 37).
+"""A notebook cell that speaks for the verification's answers: what it can and cannot buy (issue 37).
 
 A white-box red team (it had read autograde/) left every answer as the template's stub and, from a top-level
 cell running inside the verification child, wrote the visible outcomes frame itself, read the hidden payloads
-from standard input and wrote the second frame: 19/20 on 02, `graded`, unflagged. The child runs student code,
-so what it sends is the student's word. The grader now decides from what it reads itself:
+from standard input and wrote the second frame: 19/20 on 02, `graded`, unflagged. Now the process that runs the
+cells (the answers' process) holds neither of the grader's pipes: a relay that runs no cell holds them, asks for
+one check at a time and frames what it writes itself (autograde.verify._child). What these tests hold:
 
-- an exercise whose answer is still the stub scores nothing from verification, whatever values its process
-  sends (the submission's text, read outside: `course_lib.checks.rules.answer_is_stub` in autograde.intake);
-- rule names, tamper reports and other text from that process reach a hidden check's page only as texts the
-  grader wrote (`verify._public`, `verify._known_rules`); anything else goes to the instructor's flags;
-- a visible check counts only records that came before the hidden inputs were sent.
+- the answers' process has /dev/null as standard input and output, and cannot open the relay's descriptors
+  (the relay is not dumpable);
+- a frame it writes before it is asked is taken as its reply to the next check the relay asks, nothing more:
+  no check it was not asked, no hidden input before its check, the run goes on;
+- a broken frame ends the asking, not the run: the remaining checks fail with a fixed text the grader wrote;
+- an exercise whose answer is still the stub scores nothing, whatever values its process sends (the
+  submission's text, read outside: `course_lib.checks.rules.answer_is_stub` in autograde.intake);
+- nothing that process wrote reaches a hidden check's page (`verify._public`).
 
-The replay below forges the values with the reference solution (so they are right): the check's own result
-passes, and the stub reading alone fails the cell, which proves both the forgery and the defence. Root and
-bubblewrap (the real verification sandbox); ~20 s.
+Root and bubblewrap (the real verification sandbox); ~60 s.
 """
 
 from __future__ import annotations
@@ -29,11 +31,33 @@ pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None or os.geteuid(
                                 reason=f"needs root and bubblewrap: {sandbox.unavailable()}")
 
 LEAK = "LEAKED-HIDDEN-INPUT"
-# The forger: finds the child's job and its framed output in its frames, answers softmax's checks
-# with a correct softmax and every other check with an error, reads the hidden inputs, answers them the same way
-# with forged rule names, tamper and step records that carry what it read, then waits to be killed.
-FORGER = f"LEAK = {LEAK!r}\n" + '''
-import json, os, sys, time
+# What a cell finds of the process it runs in, sent out as a tamper record (the instructor's flag, read back here):
+# its descriptors' kinds, what standard input holds, and whether the relay's output pipe can be opened.
+PROBE = """
+import json, os
+kinds = {}
+for fd in sorted(os.listdir('/proc/self/fd'), key=int):
+    try:
+        kinds[fd] = os.readlink('/proc/self/fd/' + fd).split(':')[0]
+    except OSError:
+        pass
+try:
+    got = os.read(0, 64)
+    stdin = 'read %d bytes' % len(got)
+except OSError as e:
+    stdin = type(e).__name__
+try:
+    os.close(os.open('/proc/%d/fd/1' % os.getppid(), os.O_WRONLY))
+    relay = 'opened'
+except OSError as e:
+    relay = type(e).__name__
+sock = [int(fd) for fd, kind in kinds.items() if kind == 'socket']
+note = json.dumps({"check": "*", "rule": "PROBE " + json.dumps({"fds": kinds, "stdin": stdin, "relay": relay})})
+os.write(sock[0], b"w%d\\n" % len(note) + note.encode())
+"""
+# A frame written before any check is asked: every check of the notebook, with right values for softmax (the
+# reference's) and an error elsewhere; then it waits for hidden inputs that would come on standard input.
+FORGER = f"LEAK = {LEAK!r}\n" + PROBE + """
 import torch
 from course_lib.checks.engine import Outcome, decode
 
@@ -41,63 +65,33 @@ def _soft(x):
     e = torch.exp(x - x.amax(dim=-1, keepdim=True))
     return e / e.sum(dim=-1, keepdim=True)
 
-def _answer(payloads, leak=""):
-    out = {}
-    for name, info in payloads.items():
-        cases = json.loads(info["payload"])["cases"]
-        rows = []
-        for c in cases:
-            if info["exercise"] == "softmax":
-                value = _soft(*decode(c["args"]))
-                value = [value] * c["repeat"] if c["repeat"] > 1 else value
-                o = Outcome(c["label"], value=value, forbidden=[leak] if leak else [])
-                rows.append(o.to_json())
-            else:
-                rows.append({"label": c["label"], "error": "no", "mutated": []})
-        out[name] = json.dumps(rows)
-    return out
-
-def _frame(fd, data, side=False):
-    data = json.dumps(data).encode()
-    os.write(fd, (b"w" if side else b"") + b"%d\\n" % len(data) + data)
-
-def _forge():
-    f = sys._getframe()
-    while f is not None and "job" not in f.f_locals:
-        f = f.f_back
-    job, fd = f.f_locals["job"], f.f_locals["out_fd"]
-    _frame(fd, _answer(job["payloads"]))
-    head = b""
-    while not head.endswith(b"\\n"):
-        head += os.read(0, 1)
-    data = b""
-    while len(data) < int(head):
-        data += os.read(0, int(head) - len(data))
-    hidden = json.loads(data)["payloads"]
-    secret = "%s %s" % (LEAK, sorted(hidden)[0])
-    for name in hidden:
-        _frame(fd, {"check": name, "rule": secret}, side=True)
-    _frame(fd, {"check": "*", "rule": secret}, side=True)
-    _frame(fd, {"check": "softmax", "rule": secret}, side=True)
-    _frame(fd, _answer(hidden, secret))
-    time.sleep(60)
-
-_forge()
-'''
+forged = {}
+for name in ("softmax", "softmax_hidden", "log_softmax"):
+    forged[name] = json.dumps([{"label": "*", "error": LEAK, "mutated": []}])
+data = json.dumps(forged).encode()
+os.write(sock[0], b"%d\\n" % len(data) + data)
+"""
 
 
-def test_a_cell_that_forges_the_childs_frames_gets_nothing_for_an_unanswered_exercise():
+def _probe(verdict) -> dict:
+    import json
+    found = [t for t in verdict.tampered if "PROBE " in t]
+    assert found, verdict.tampered
+    return json.loads(found[0].split("PROBE ", 1)[1])
+
+
+def _run(cell: str):
     from autograde.course import Course
     from autograde.grade import _model_file, _Slot
     from autograde.intake import intake
-    from autograde.verify import TAMPER_MESSAGE, rules_of, verify_notebook
+    from autograde.verify import rules_of, verify_notebook
     import nbformat
 
     course = Course()
     source = course.source_notebooks(A)[0]
-    # the answer cell keeps the stub; the forger sits in a cell of its own, as the red team's did
+    # the answer cells keep the stub; the forger sits in a cell of its own, as the red team's did
     nb = nbformat.reads(_submission({}), as_version=4)
-    nb.cells.insert(1, nbformat.v4.new_code_cell(FORGER))
+    nb.cells.insert(1, nbformat.v4.new_code_cell(cell))
     notebook = nbformat.writes(nb)
     got = intake(notebook.encode(), course.release_notebook(A, A).read_text(), A, {}, rules=rules_of(course, source))
     assert got.status == "ok", got.detail
@@ -107,49 +101,43 @@ def test_a_cell_that_forges_the_childs_frames_gets_nothing_for_an_unanswered_exe
                                   step_timeout=60, rule_failures=got.rule_failures)
     finally:
         slot.release()
+    return got, verdict
+
+
+def test_the_answers_process_holds_none_of_the_graders_pipes_and_a_forged_frame_buys_nothing():
+    from autograde.verify import TAMPER_MESSAGE
+
+    got, verdict = _run(FORGER)
     assert verdict.error is None, (verdict.error, verdict.stderr_tail[-500:])
-    softmax_cells = [g for g, names in verdict.checks_of.items() if "softmax" in names]
-    assert softmax_cells and not any(verdict.cells[g] for g in softmax_cells)
-    stub = "softmax is not answered: its definition still only raises NotImplementedError"
-    # the forged values were right: the check's own result passed, and what fails it is the reading of the text
-    # (and the forger's own tamper record, which only ever lowers)
+    probe = _probe(verdict)
+    # standard input and output are /dev/null; standard error is the only pipe (the instructor's details), the
+    # relay's socket the only channel; the relay's own descriptors are out of reach
+    assert probe["fds"].get("0") == probe["fds"].get("1") == "/dev/null", probe
+    assert sorted(kind for kind in probe["fds"].values() if kind in ("pipe", "socket")) == ["pipe", "socket"], probe
+    assert probe["stdin"] == "read 0 bytes" and probe["relay"] == "PermissionError", probe
+    # the forged frame was the reply to the first check asked, and unreadable as its outcomes; no cell passes
+    assert not any(verdict.cells.values()), verdict.cells
     lines = verdict.messages["softmax"].splitlines()
-    assert not any("cases failed" in line for line in lines), lines
+    stub = "softmax is not answered: its definition still only raises NotImplementedError"
     assert stub in lines and f"softmax: {TAMPER_MESSAGE}" in lines, lines
-    # and the forger's own text (frames, descriptors) fails every check of the notebook by itself
-    reaching = [line for line in lines if line.startswith("your notebook reaches into the process that checks it")]
-    assert reaching and "file descriptors" in reaching[0] and "frames" in reaching[0], lines
-    assert all(any(r.startswith("your notebook reaches into") for r in got) for got in got.rule_failures.values())
-    assert not any(verdict.cells.values())  # nothing else was answered either
-    # nothing the process wrote after it held the hidden inputs reaches a page the student reads
+    # the forger's text (descriptors) fails every check of the notebook by itself, too
+    assert all(any(r.startswith("your notebook reaches into") for r in found) for found in got.rule_failures.values())
     shown = "\n".join([m for n, m in verdict.messages.items() if n not in verdict.hidden]
                       + list(verdict.public.values()))
-    assert LEAK not in shown and verdict.public, shown[-2000:]
-    assert any(LEAK in t for t in verdict.tampered)  # the instructor sees what was withheld
+    assert verdict.public and "PROBE" not in shown, shown[-2000:]
+    assert not any(LEAK in m for n, m in verdict.messages.items() if n in verdict.hidden)
 
 
-
-def test_a_length_announced_after_the_hidden_inputs_reaches_no_page():
-    """A white-box red team read the hidden inputs, then announced a 21-digit frame length that encoded them:
-    the Rejected message quoted it on every cell of its page. The page now names the kind of failure only."""
-    from autograde.course import Course
-    from autograde.grade import _model_file, _Slot
-    from autograde.verify import verify_notebook
-    import nbformat
+def test_a_broken_frame_ends_the_asking_not_the_run_and_its_text_reaches_no_page():
+    """A white-box red team announced a 21-digit frame length that encoded what it had read: the Rejected message
+    quoted it on every cell of its page. The relay now stops asking and the grader writes a fixed text."""
+    from autograde.verify import RELAY_DEAD
 
     secret = 123456789012345678
-    forger = FORGER.replace("    _frame(fd, _answer(hidden, secret))\n",
-                            f"    os.write(fd, b'1%020d\\n' % {secret})\n")
-    assert forger != FORGER
-    course = Course()
-    nb = nbformat.reads(_submission({}), as_version=4)
-    nb.cells.insert(1, nbformat.v4.new_code_cell(forger))
-    slot = _Slot()
-    try:
-        verdict = verify_notebook(course, course.source_notebooks(A)[0], nbformat.writes(nb), slot=slot.n,
-                                  model_file=_model_file(), step_timeout=60)
-    finally:
-        slot.release()
-    assert verdict.error == "the verification output broke its format, so its results cannot be read"
-    assert str(secret) in verdict.stderr_tail  # the instructor's details keep what happened
+    cell = PROBE + f"os.write(sock[0], b'1%020d\\n' % {secret})\n"
+    got, verdict = _run(cell)
+    assert verdict.error is None, (verdict.error, verdict.stderr_tail[-500:])
     assert not any(verdict.cells.values())
+    shown = "\n".join(list(verdict.messages.values()) + list(verdict.public.values()))
+    assert str(secret) not in shown
+    assert RELAY_DEAD in verdict.messages["softmax"], verdict.messages["softmax"]
