@@ -148,8 +148,14 @@ def _main() -> int:
     tamper: list[str] = []
     if job.get("scan"):
         from autograde.scan import scan_notebook, tampering
+        from autograde.course import is_autograded_test, is_demo
         flags = scan_notebook(nb)
-        tamper = tampering(nb, flags)
+        release = nbformat.reads(job["release"], as_version=4)
+        course_lines = {line.strip() for c in release.cells if c.cell_type == "code"
+                        for line in c.source.splitlines() if line.strip()}
+        # what the verification runs (not test or demo cells), on lines the course did not write itself
+        tamper = tampering(nb, flags, course_lines, runs=lambda c: not is_autograded_test(c) and not is_demo(c))
+        flags += [f for f in tamper if f not in flags]
     found: dict[str, list[str]] = {}
     if job.get("rules"):
         from autograde.course import is_autograded_test, is_demo

@@ -157,6 +157,132 @@ def _range_over_a_size(node: ast.AST) -> bool:
     return any(_range_over_a_size(a) for a in node.args)
 
 
+# Ways to reach an object without writing its name (issue 37: names built at run time hid a forger's descriptors,
+# frames and the checks' modules from the patterns above). In code the verification runs, each fails every check
+# of the notebook, as the patterns do; a line the course itself wrote (the release's text) is not the student's.
+HIDING = "hides what it reaches"
+NAME_BUILTINS = {"getattr", "setattr", "delattr"}  # fine with a constant name, which the readings then see
+HIDING_BUILTINS = {"vars", "globals", "locals", "eval", "exec", "compile", "__import__", "breakpoint",
+                   "__builtins__", "__loader__", "__spec__"}
+# dunder lookups honest code makes (a traceback's frames are TAMPERING_FRAMES; sys.__stdin__ a descriptor pattern)
+PLAIN_DUNDERS = {"__init__", "__name__", "__qualname__", "__doc__", "__module__", "__version__", "__file__",
+                 "__len__", "__call__", "__repr__", "__str__", "__iter__", "__next__", "__enter__", "__exit__",
+                 "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__getitem__",
+                 "__setitem__", "__contains__", "__bool__", "__add__", "__sub__", "__mul__", "__matmul__",
+                 "__truediv__", "__neg__", "__post_init__", "__traceback__", "__stdout__", "__stderr__"}
+HIDING_IMPORTS = {"importlib", "builtins", "types", "inspect", "dis", "ctypes", "cffi", "pickle", "marshal",
+                  "copyreg", "shelve", "dill", "cloudpickle", "runpy", "pkgutil", "code", "codeop", "threading",
+                  "_thread", "concurrent", "multiprocessing", "asyncio", "signal", "sys_monitoring", "_ctypes",
+                  "posix", "_posixsubprocess", "faulthandler", "atexit", "socket", "_socket", "mmap", "fcntl"}
+# magics that run no code of their own (the cell body of %%time and %%capture is read as code); every other one
+# (%run, %load, %%writefile, %%bash, %prun, %load_ext ...) runs or writes code the reading would not see
+SAFE_MAGICS = {"time", "timeit", "matplotlib", "capture", "pprint", "precision", "who", "whos", "who_ls", "pinfo",
+               "pinfo2", "pdoc", "pdef", "psearch", "lsmagic", "magic"}
+AUTOMAGIC = {"run", "load", "writefile", "sx", "system", "bash", "sh", "script", "prun", "load_ext", "reload_ext",
+             "autoreload", "aimport", "macro", "rerun", "recall", "store", "edit", "loadpy", "debug", "pdb", "tb",
+             "xmode", "alias", "rehashx", "pycat", "cd", "env", "set_env", "config", "logstart", "killbgscripts"}
+NAME_MAKERS = {"attrgetter", "methodcaller",  # operator's getattr and method call by a name string
+               "FileIO", "fromfd", "fdopen", "open_osfhandle"}  # a descriptor opened by its number
+KNOWN_MODULES = {"torch", "np", "numpy", "math", "sys", "os", "F", "nn", "json", "io", "random", "functools",
+                 "itertools", "collections", "re", "time", "IPython", "course_lib"}
+REGISTRIES = {"torch.ops", "torch.library", "torch.overrides", "torch.jit", "torch.compile", "torch.load",
+              "torch._C", "torch.utils", "numpy.load", "np.load", "torch.classes", "torch.fx", "torch.export"}
+
+
+def _numeric(node: ast.AST) -> bool:
+    """Whether an expression is evidently a number (a literal, arithmetic on numbers, int()/len()/sum()...)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, bool)
+    if isinstance(node, ast.BinOp):
+        return _numeric(node.left) or _numeric(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _numeric(node.operand)
+    return isinstance(node, ast.Call) and _dotted(node.func) in ("int", "len", "sum", "min", "max", "abs", "ord",
+                                                                 "round", "hash", "id")
+
+
+def hidden_reach(source: str) -> list[tuple[int, str]]:
+    """(line, what) for each way ``source`` reaches an object by a name it builds or hides: getattr and kin with
+    a computed name (or the builtin passed around), vars/globals/eval and kin, dunder lookups other than the
+    plain protocol ones, a library's private names, operator registries, pattern matching on attributes, star
+    imports, and modules whose purpose is to reach objects indirectly. A cell that does not parse: line 0."""
+    from course_lib.checks.rules import _strip_magics
+
+    try:
+        tree = ast.parse(_strip_magics(source))  # magics and shell lines as the calls IPython makes of them
+    except SyntaxError:
+        # it will not run, unless IPython reads a line as a magic without its % (automagic: `run x.py`)
+        words = {line.split()[0] for line in source.splitlines() if line.split()}
+        magic = sorted(words & AUTOMAGIC)
+        return [(0, f"a line IPython runs as the magic %{magic[0]}")] if magic else []
+    modules = set(KNOWN_MODULES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules |= {a.asname or a.name for a in node.names}  # `from torch import nn`: nn may be a module
+    named_calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id in NAME_BUILTINS and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
+                   and isinstance(n.args[1].value, str)}
+    out: list[tuple[int, str]] = []
+
+    def add(node: ast.AST, what: str) -> None:
+        out.append((getattr(node, "lineno", 0), what))
+
+    magics = set()  # get_ipython() calls read below, as the magic they run
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                and _dotted(node.func.value.func) == "get_ipython":
+            magics.add(id(node.func.value.func))
+            name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+            if node.func.attr in ("run_line_magic", "run_cell_magic") and str(name).lstrip("%") in SAFE_MAGICS:
+                body = node.args[-1] if node.func.attr == "run_cell_magic" or name in ("time", "timeit") else None
+                if isinstance(body, ast.Constant) and isinstance(body.value, str):
+                    # %%time's body and %time's statement run as code: read them as code, at their own lines
+                    out.extend((node.lineno + max(line - 1, 0) + (node.func.attr == "run_cell_magic"), what)
+                               for line, what in hidden_reach(body.value))
+            elif node.func.attr in ("system", "getoutput"):
+                add(node, "a shell command (!)")
+            elif node.func.attr in ("run_line_magic", "run_cell_magic"):
+                add(node, f"the magic %{str(name).lstrip('%')}")
+            else:
+                add(node, f"get_ipython().{node.func.attr}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "get_ipython" and id(node) not in magics:
+            add(node, "get_ipython()")
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            if node.id in NAME_BUILTINS and id(node) not in named_calls:
+                add(node, f"{node.id}() with a name built at run time, or passed around")
+            elif node.id in HIDING_BUILTINS or node.id in NAME_MAKERS:
+                add(node, f"{node.id}")
+        elif isinstance(node, ast.Attribute):
+            dotted = _dotted(node)
+            if node.attr in NAME_MAKERS:
+                add(node, f"{node.attr}")
+            elif node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in PLAIN_DUNDERS:
+                add(node, f"a lookup through .{node.attr}")
+            elif dotted and dotted.split(".")[0] in modules - {"os"} and any(
+                    p.startswith("_") and not p.endswith("__") for p in dotted.split(".")[1:]):
+                add(node, f"a library's private name ({dotted})")
+            elif dotted in REGISTRIES:
+                add(node, f"{dotted}: reaches functions through a registry or loads code")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                if name.split(".")[0] in HIDING_IMPORTS:
+                    add(node, f"import {name.split('.')[0]}")
+            if isinstance(node, ast.ImportFrom) and any(a.name in NAME_MAKERS for a in node.names):
+                add(node, "operator's attrgetter or methodcaller")
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                add(node, f"from {node.module} import *: binds names the text never writes")
+        elif isinstance(node, ast.Call) and _dotted(node.func) in ("open", "io.open") and node.args \
+                and _numeric(node.args[0]):
+            add(node, "open() of a descriptor number")
+        elif isinstance(node, ast.MatchClass) and node.kwd_attrs:
+            add(node, "a pattern that reads attributes (case C(name=...))")
+    return sorted(set(out))
+
+
 def scan_notebook(nb) -> list[str]:
     """Every flag of every code cell, as 'cell N: flag', in cell order, without duplicates."""
     out: list[str] = []
@@ -170,12 +296,24 @@ def scan_notebook(nb) -> list[str]:
     return out
 
 
-def tampering(nb, flags: list[str] | None = None) -> list[str]:
+def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None = None,
+              runs=None) -> list[str]:
     """The flags (as ``scan_notebook`` writes them; ``flags``: its result, if already made) of code that reaches
-    into the checking process, plus each cell that reaches its callers' frames: what makes every check of the
-    notebook fail outside the kernel."""
+    into the checking process, plus each cell that reaches its callers' frames, plus each way of reaching an
+    object without naming it (``hidden_reach``) in a cell the verification runs (``runs(cell)``, default every
+    code cell) on a line the course did not write (``course_lines``: the release's code lines, stripped): what
+    makes every check of the notebook fail outside the kernel."""
     out = [f for f in (scan_notebook(nb) if flags is None else flags) if f.split(": ", 1)[1].startswith(TAMPERING)]
     for i, cell in enumerate(nb.cells):
-        if cell.get("cell_type") == "code" and re.search(TAMPERING_FRAMES, cell.get("source", "")):
+        if cell.get("cell_type") != "code":
+            continue
+        if re.search(TAMPERING_FRAMES, cell.get("source", "")):
             out.append(f"cell {i}: reaches the callers' frames")
+        if runs is not None and not runs(cell):
+            continue
+        lines = cell.get("source", "").splitlines()
+        found = [what for line, what in hidden_reach(cell.get("source", ""))
+                 if not (course_lines and 0 < line <= len(lines) and lines[line - 1].strip() in course_lines)]
+        if found:
+            out.append(f"cell {i}: {HIDING}: {', '.join(dict.fromkeys(found))}"[:400])
     return out

@@ -75,7 +75,19 @@ def test_red_team_16s_watch_scrub_is_flagged():
                          ids=lambda p: p.name)
 def test_course_notebooks_raise_no_flags(path):
     nb = nbformat.read(str(path), as_version=4)
-    assert scan_notebook(nb) == [] and tampering(nb) == []
+    assert scan_notebook(nb) == [] and tampering(nb, course_lines=_course_lines(), runs=_verified) == []
+
+
+def _course_lines() -> set[str]:
+    """The released notebooks' code lines, stripped: the course's own text (autograde.intake passes the release's)."""
+    return {line.strip() for path in sorted((REPO / "notebooks").glob("*/*.ipynb"))
+            for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"
+            for line in c.source.splitlines() if line.strip()}
+
+
+def _verified(cell) -> bool:
+    from autograde.course import is_autograded_test, is_demo
+    return not is_autograded_test(cell) and not is_demo(cell)
 
 
 def _one_cell(code: str):
@@ -101,6 +113,31 @@ REACHING_IN = [
     "import course_lib\nE = getattr(course_lib.checks, 'engine')",
     "from course_lib.checks import VISIBLE\nchk = VISIBLE.get('softmax')",
     "from course_lib.checks import decode, Outcome",
+    # the same reached by names built at run time, or without writing them (issue 37's open item)
+    "import os\nw = vars(os)['wri' + 'te']",
+    "import os\nw = os.__dict__['wri' + 'te']",
+    "import os\ng = getattr\nw = g(os, 'wri' + 'te')",
+    "import os, functools\nw = functools.partial(getattr, os)('write')",
+    "import os\nname = 'write'\nw = getattr(os, name)",
+    "from operator import attrgetter\nimport os\nw = attrgetter('wri' + 'te')(os)",
+    "import os\nmatch os:\n    case object(write=w):\n        pass",
+    "from os import *",
+    "import importlib\nos_ = importlib.import_module('o' + 's')",
+    "x = globals()['__builtins__']",
+    "import sys\nf = sys._getframe",
+    "import torch\nsm = torch.ops.aten._softmax",
+    "import builtins\nopen_ = builtins.open",
+    "import threading\nthreading.Thread(target=print).start()",
+    "t = (1).__class__.__mro__[-1].__subclasses__()",
+    "exec('import os')",
+    "def softmax(x):\n    return eval('x.soft' + 'max(-1)')",
+    # code a reading of the cell's Python would not see: magics that run or write code, shell lines, bodies
+    "%run helper.py", "run helper.py", "%%writefile helper.py\nimport os", "!cat /proc/self/cmdline",
+    "out = !ls /proc/self/fd", "%%capture\nimport os\nw = vars(os)['write']", "%time w = vars(os)",
+    "%load_ext my_ext", "get_ipython().run_cell('import os')",
+    # the relay's socket, by number or by module
+    "import socket\ns = socket.socket(fileno=5)", "f = open(2 + 3, 'wb', buffering=0)", "f = open(int('5'), 'wb')",
+    "from io import FileIO\nf = FileIO(5, 'wb')",
 ]
 HONEST = [
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
@@ -115,6 +152,11 @@ HONEST = [
     "import psutil\nprint(psutil.Process().memory_info().rss)",
     "print(open('/proc/self/status').read()[:200])",
     "import sys\nprint('to the terminal', file=sys.__stdout__)",
+    "class L(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.w = getattr(self, 'w', None)",
+    "n = xs.__len__()\nprint(torch.__version__)\nseen = set(ids)\nhit = list(map(seen.__contains__, ids))",
+    "import math, itertools, collections\nc = collections.Counter(ids)",
+    "%matplotlib inline\n%time y = softmax(x)\ntorch.topk?", "%%time\nout = generate(model, ids, 8)",
+    "def f(:\n    pass",  # a syntax error: it does not run, it hides nothing
 ]
 
 
@@ -130,7 +172,8 @@ def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora()
         assert tampering(_one_cell(code)) == [], code
     files = sorted((REPO / "autograde" / "alternatives").rglob("*.py")) + sorted((REPO / "autograde" / "bugzoo").rglob("*.py"))
     assert len(files) > 400
-    hits = [f.name for f in files if tampering(_one_cell(f.read_text()))]
+    lines = _course_lines()
+    hits = [f.name for f in files if tampering(_one_cell(f.read_text()), course_lines=lines)]
     assert hits == []
 
 
