@@ -88,6 +88,16 @@ def _code_fingerprint(course: Course) -> str:
     return h.hexdigest()
 
 
+def grading_part(notebook_text: str) -> bytes:
+    """What of a notebook a grade depends on: each cell's type, nbgrader metadata and tags, and code cells' source.
+    The prose of markdown cells is left out: a word changed in a question does not regrade every student (issue
+    34; the next grading that happens for another reason, or `--force`, shows the new text on the pages)."""
+    nb = json.loads(notebook_text)
+    cells = [[c.get("cell_type"), (c.get("metadata") or {}).get("nbgrader"), (c.get("metadata") or {}).get("tags"),
+              "".join(c.get("source", "")) if c.get("cell_type") == "code" else ""] for c in nb.get("cells", [])]
+    return json.dumps(cells, sort_keys=True).encode()
+
+
 def _kill_tree(pid: int) -> None:
     import psutil
     try:
@@ -282,7 +292,7 @@ class Grader:
                                    "run `python -m autograde release`")
             self.templates[a] = t
             for name in sorted(t.notebooks):
-                h.update(t.notebooks[name].encode() + t.source_paths[name].read_bytes())
+                h.update(grading_part(t.notebooks[name]) + grading_part(t.source_paths[name].read_text()))
             ref = self.course.refs_dir / f"{a}.json"
             if ref.exists():
                 h.update(ref.read_bytes())
