@@ -36,7 +36,7 @@ from pathlib import Path
 import nbformat
 
 from autograde import boundary, sandbox
-from autograde.course import REPO, Course, dump_json, is_autograded_test, is_grade, nbg, write_atomic
+from autograde.course import REPO, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, write_atomic
 
 # most severe first: the CSV shows the first that applies, `detail` lists all
 # (memory_limit before kernel_died: a kernel killed by the memory cgroup died because of memory)
@@ -89,12 +89,14 @@ def _code_fingerprint(course: Course) -> str:
 
 
 def grading_part(notebook_text: str) -> bytes:
-    """What of a notebook a grade depends on: each cell's type, nbgrader metadata and tags, and code cells' source.
-    The prose of markdown cells is left out: a word changed in a question does not regrade every student (issue
-    34; the next grading that happens for another reason, or `--force`, shows the new text on the pages)."""
+    """What of a notebook a grade depends on: each cell's type, nbgrader metadata and tags, and the source of code
+    cells other than demonstrations. Markdown prose and demo cells' code are left out (issue 34: one word changed
+    in a question regraded every student): no check reads them, and the verification does not run demo cells. The
+    next grading that happens for another reason, or `--force`, shows the new text on the pages."""
     nb = json.loads(notebook_text)
     cells = [[c.get("cell_type"), (c.get("metadata") or {}).get("nbgrader"), (c.get("metadata") or {}).get("tags"),
-              "".join(c.get("source", "")) if c.get("cell_type") == "code" else ""] for c in nb.get("cells", [])]
+              "".join(c.get("source", "")) if c.get("cell_type") == "code" and not is_demo(c) else ""]
+             for c in nb.get("cells", [])]
     return json.dumps(cells, sort_keys=True).encode()
 
 
