@@ -189,6 +189,14 @@ REGISTRIES = {"torch.ops", "torch.library", "torch.overrides", "torch.jit", "tor
               "torch._C", "torch.utils", "numpy.load", "np.load", "torch.classes", "torch.fx", "torch.export"}
 
 
+# what the "file descriptors" and "command line" patterns name, reached under another name (`from os import write`,
+# `import os as o; o.write(...)`)
+DESCRIPTOR_NAMES = ({f"{m}.{f}" for m in ("os", "posix") for f in (
+    "read", "write", "pread", "pwrite", "readv", "writev", "fdopen", "dup", "dup2", "fstat", "sendfile", "lseek",
+    "set_blocking", "get_blocking", "preadv", "pwritev", "splice", "ftruncate", "fsync", "openpty", "set_inheritable")}
+    | {"sys.stdin", "sys.__stdin__", "sys.argv", "sys.orig_argv", "io.FileIO", "_io.FileIO"})
+
+
 def _numeric(node: ast.AST) -> bool:
     """Whether an expression is evidently a number (a literal, arithmetic on numbers, int()/len()/sum()...)."""
     if isinstance(node, ast.Constant):
@@ -216,11 +224,20 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
         magic = sorted(words & AUTOMAGIC)
         return [(0, f"a line IPython runs as the magic %{magic[0]}")] if magic else []
     modules = set(KNOWN_MODULES)
+    alias: dict[str, str] = {}  # a name bound by an import -> the dotted name it stands for
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules |= {a.asname or a.name.split(".")[0] for a in node.names}
+            alias.update({a.asname: a.name for a in node.names if a.asname})
         elif isinstance(node, ast.ImportFrom):
             modules |= {a.asname or a.name for a in node.names}  # `from torch import nn`: nn may be a module
+            alias.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if node.module})
+
+    def resolved(node: ast.AST) -> str:
+        """The dotted name an expression stands for, through the cell's imports (`import json as j`: j.dumps)."""
+        dotted = _dotted(node)
+        root, _, rest = dotted.partition(".")
+        return ".".join(p for p in (alias.get(root, root), rest) if p) if dotted else ""
     named_calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                    and n.func.id in NAME_BUILTINS and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
                    and isinstance(n.args[1].value, str)}
@@ -255,8 +272,14 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
                 add(node, f"{node.id}() with a name built at run time, or passed around")
             elif node.id in HIDING_BUILTINS or node.id in NAME_MAKERS:
                 add(node, f"{node.id}")
-        elif isinstance(node, ast.Attribute):
+        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Store) \
+                and resolved(node) in DESCRIPTOR_NAMES:
+            add(node, f"{resolved(node)} (a descriptor by number, or the command line)")
+        if isinstance(node, ast.Attribute):
             dotted = _dotted(node)
+            if isinstance(node.ctx, (ast.Store, ast.Del)) and resolved(node).split(".")[0] in GUARDED_MODULES \
+                    and not resolved(node).startswith(ALLOWED_ASSIGNMENTS):
+                add(node, f"rebinds {resolved(node)}")
             if node.attr in NAME_MAKERS:
                 add(node, f"{node.attr}")
             elif node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in PLAIN_DUNDERS:
@@ -266,7 +289,13 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
                 add(node, f"a library's private name ({dotted})")
             elif dotted in REGISTRIES:
                 add(node, f"{dotted}: reaches functions through a registry or loads code")
+        elif isinstance(node, ast.Call) and _dotted(node.func) in ("setattr", "delattr") and node.args \
+                and resolved(node.args[0]).split(".")[0] in GUARDED_MODULES:
+            add(node, f"{_dotted(node.func)}() on {resolved(node.args[0])}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.ImportFrom) and any(a.name.startswith("_") and not a.name.endswith("__")
+                                                        for a in node.names):
+                add(node, f"a library's private name (from {node.module} import _...)")
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for name in names:
                 if name.split(".")[0] in HIDING_IMPORTS:

@@ -138,6 +138,9 @@ REACHING_IN = [
     # the relay's socket, by number or by module
     "import socket\ns = socket.socket(fileno=5)", "f = open(2 + 3, 'wb', buffering=0)", "f = open(int('5'), 'wb')",
     "from io import FileIO\nf = FileIO(5, 'wb')",
+    # the same names through an import of another name
+    "from os import write\nwrite(5, b'2\\n{}')", "import os as o\no.write(5, b'')", "from sys import argv\nprint(argv)",
+    "import json as j\nj.dumps = str", "import json as j\nsetattr(j, 'dumps', str)", "from sys import _getframe",
 ]
 HONEST = [
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
