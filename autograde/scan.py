@@ -197,6 +197,9 @@ DESCRIPTOR_NAMES = ({f"{m}.{f}" for m in ("os", "posix") for f in (
     | {"sys.stdin", "sys.__stdin__", "sys.argv", "sys.orig_argv", "io.FileIO", "_io.FileIO"})
 
 
+TRACING = {"sys.settrace", "sys.setprofile", "sys.gettrace", "sys.getprofile", "sys.monitoring"}
+
+
 def _numeric(node: ast.AST) -> bool:
     """Whether an expression is evidently a number (a literal, arithmetic on numbers, int()/len()/sum()...)."""
     if isinstance(node, ast.Constant):
@@ -272,9 +275,14 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
                 add(node, f"{node.id}() with a name built at run time, or passed around")
             elif node.id in HIDING_BUILTINS or node.id in NAME_MAKERS:
                 add(node, f"{node.id}")
-        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Store) \
-                and resolved(node) in DESCRIPTOR_NAMES:
-            add(node, f"{resolved(node)} (a descriptor by number, or the command line)")
+        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Store):
+            full = resolved(node)
+            if full in DESCRIPTOR_NAMES:
+                add(node, f"{full} (a descriptor by number, or the command line)")
+            elif full in TRACING:
+                add(node, f"{full} (the tracing the cost checks count lines with)")
+            elif registry := next((r for r in REGISTRIES if full == r or full.startswith(r + ".")), None):
+                add(node, f"{registry}: reaches functions through a registry or loads code")
         if isinstance(node, ast.Attribute):
             dotted = _dotted(node)
             if isinstance(node.ctx, (ast.Store, ast.Del)) and resolved(node).split(".")[0] in GUARDED_MODULES \
@@ -287,8 +295,7 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
             elif dotted and dotted.split(".")[0] in modules - {"os"} and any(
                     p.startswith("_") and not p.endswith("__") for p in dotted.split(".")[1:]):
                 add(node, f"a library's private name ({dotted})")
-            elif dotted in REGISTRIES:
-                add(node, f"{dotted}: reaches functions through a registry or loads code")
+
         elif isinstance(node, ast.Call) and _dotted(node.func) in ("setattr", "delattr") and node.args \
                 and resolved(node.args[0]).split(".")[0] in GUARDED_MODULES:
             add(node, f"{_dotted(node.func)}() on {resolved(node.args[0])}")

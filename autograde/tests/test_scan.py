@@ -141,6 +141,10 @@ REACHING_IN = [
     # the same names through an import of another name
     "from os import write\nwrite(5, b'2\\n{}')", "import os as o\no.write(5, b'')", "from sys import argv\nprint(argv)",
     "import json as j\nj.dumps = str", "import json as j\nsetattr(j, 'dumps', str)", "from sys import _getframe",
+    # the line counter's tracing, and torch's own ways of intercepting or registering calls
+    "import sys\nt = sys.gettrace()\nsys.settrace(None)", "from sys import settrace as st\nst(None)",
+    "from torch.overrides import TorchFunctionMode\nclass M(TorchFunctionMode):\n    pass",
+    "from torch import ops\nf = ops.aten.softmax",
 ]
 HONEST = [
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
