@@ -251,12 +251,30 @@ def _userns_works() -> str | None:
     return None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["exit " + str(r.returncode)])[-1]
 
 
+@functools.lru_cache(maxsize=None)
+def _root_namespaces_work() -> str | None:
+    """As root: None if bubblewrap can make its namespaces here, else what it said. A container without
+    CAP_SYS_ADMIN, or whose seccomp profile refuses unshare (Docker's default, Gradescope's), cannot; without this
+    probe every grading failed one by one instead of the run saying why once (issue 34)."""
+    try:
+        r = subprocess.run(["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+                            "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    return None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["exit " + str(r.returncode)])[-1]
+
+
 def unavailable() -> str | None:
     """None if sandboxes can be made here, else one line saying what to install or enable."""
     for tool in ("bwrap", "setpriv", "prlimit"):
         if shutil.which(tool) is None:
             return (f"`{tool}` not found: install bubblewrap and util-linux "
                     "(Debian/Ubuntu: apt-get install bubblewrap util-linux)")
+    if mode() == "root" and (why := _root_namespaces_work()) is not None:
+        return (f"root cannot create namespaces here ({why}): a container must allow it (CAP_SYS_ADMIN, or a "
+                "seccomp profile allowing clone/unshare of pid, mount, ipc, uts and net namespaces), or grade "
+                "as a user allowed unprivileged user namespaces")
     if mode() == "userns":
         why = _userns_works()
         if why is not None:

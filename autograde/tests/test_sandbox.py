@@ -273,6 +273,24 @@ def test_userns_refusal_names_what_to_enable(monkeypatch):
     assert "\n" not in why and "unprivileged_userns_clone" in why and "Permission denied" in why
 
 
+def test_a_root_grader_without_namespaces_says_why_once_and_grades_nobody(tmp_path):
+    """A container that refuses namespaces to root (no CAP_SYS_ADMIN; Docker's default seccomp profile) was
+    simulated by dropping CAP_SYS_ADMIN from root's bounding set: `grade` used to start, and every student's
+    sandbox then failed on its own. Now it refuses in one line and writes nothing. Control: the same command with
+    the capability kept gets past the check (it fails only on the empty submissions folder, later)."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    drop = ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--"]
+    cmd = [sys.executable, "-m", "autograde", "grade", str(subs), "--out", str(out)]
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"}
+    refused = subprocess.run(drop + cmd, capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+    assert refused.returncode == 2 and not out.exists(), (refused.returncode, refused.stderr[-500:])
+    line = refused.stderr.strip().splitlines()[-1]
+    assert line.startswith("autograde: cannot grade safely: root cannot create namespaces here") and "CAP_SYS_ADMIN" in line
+    kept = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+    assert "cannot create namespaces" not in kept.stderr, kept.stderr[-500:]
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_the_kernel_key_store_is_closed_to_the_sandbox(mode, monkeypatch):
     """Keys live outside every namespace bwrap makes: a key one sandbox's uid stored outlived it and a later
