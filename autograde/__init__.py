@@ -1,6 +1,7 @@
 """Grading harness around nbgrader: release, grade, selfcheck (``python -m autograde --help``).
 
-Importing this package is cheap and imports no nbgrader: the grading kernel imports ``autograde.hidden``.
+Importing this package is cheap and imports no nbgrader: the sandboxes import a few of its modules (the runner,
+the kernel, the verification relay and answers' process: ``verify.SANDBOX_MODULES``), never ``autograde.hidden``.
 """
 
 import sys
