@@ -537,6 +537,8 @@ class Grader:
                                              f"reached the memory limit (held by {verdict.memory_enforced_by})"])
             for why in verdict.tampered:
                 record["conditions"].append(["flagged", f"{name}.ipynb: {why}"[:600]])
+            if verdict.tamper_reports:  # the process's own words: the instructor's details only, never the detail
+                record.setdefault("tamper_reports", {})[name] = [r[:600] for r in verdict.tamper_reports[:50]]
             _add_seconds(record, "verify", time.monotonic() - t_verify)
             for gid in tests:
                 ok = verdict.cells.get(gid) is True and verdict.error is None

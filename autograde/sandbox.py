@@ -459,8 +459,12 @@ def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), sl
     if reason:
         raise RuntimeError(f"cannot sandbox student code: {reason}")
     root = mode() == "root" if userns is None else not userns
-    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-           "--unshare-net", "--unshare-cgroup-try"]
+    # --as-pid-1: the command itself is pid 1, with no bubblewrap reaper beside it holding the grader's pipes (in a
+    # user namespace that reaper runs as the sandbox's uid, dumpable: a white-box red team opened /proc/1/fd/1
+    # from the answers' process and could write the grader's frames); pid 1 also ignores signals it has no handler
+    # for, from inside its namespace
+    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--as-pid-1", "--unshare-ipc",
+           "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"]
     seccomp = _seccomp_file()
     if seccomp is not None:
         # bwrap loads the filter from descriptor 9 and closes it before it starts argv

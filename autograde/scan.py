@@ -104,6 +104,9 @@ def scan_source(source: str) -> list[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return flags
+    # a sized sequence bound to a name first (``vocab = torch.arange(V).tolist()``), then handed to map
+    _SIZED_NAMES[None] = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _range_over_a_size(n.value)
+                          for t in n.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -147,14 +150,28 @@ def scan_source(source: str) -> list[str]:
 C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile"}
 
 
+# what makes a sequence as long as a size at run time: range(V), islice(count(), V), torch.arange(V), x.tolist()
+SIZED = {"range", "islice", "count", "repeat", "arange", "tolist"}
+
+
 def _range_over_a_size(node: ast.AST) -> bool:
-    """range(...) with a bound computed at run time (a size: ``x.shape[-1]``, ``V``, ``n``), handed to the builtin
-    directly or through another call; a literal bound (``range(10)``) is not a size."""
+    """range(...) (or islice, count, repeat, arange, tolist()) with a bound computed at run time (a size:
+    ``x.shape[-1]``, ``V``, ``n``; tolist() of any tensor), handed to the builtin directly or through another
+    call, or bound to a name first; a literal bound (``range(10)``) is not a size."""
+    if isinstance(node, ast.Name):
+        return node.id in _SIZED_NAMES.get(None, set())
     if not isinstance(node, ast.Call):
         return False
-    if _dotted(node.func) == "range":
-        return any(not isinstance(a, ast.Constant) for a in node.args)
+    name = _dotted(node.func).rsplit(".", 1)[-1] if _dotted(node.func) else (
+        node.func.attr if isinstance(node.func, ast.Attribute) else "")
+    if name == "tolist":  # arange(V).tolist(): sized by what it converts (ids.tolist() of a short row is not)
+        return isinstance(node.func, ast.Attribute) and _range_over_a_size(node.func.value)
+    if name in SIZED:
+        return name == "count" or any(not isinstance(a, ast.Constant) for a in node.args)
     return any(_range_over_a_size(a) for a in node.args)
+
+
+_SIZED_NAMES: dict = {}  # None -> names bound to a sized sequence in the cell being scanned (scan_source)
 
 
 # Ways to reach an object without writing its name (issue 37: names built at run time hid a forger's descriptors,
@@ -174,6 +191,36 @@ HIDING_IMPORTS = {"importlib", "builtins", "types", "inspect", "dis", "ctypes", 
                   "copyreg", "shelve", "dill", "cloudpickle", "runpy", "pkgutil", "code", "codeop", "threading",
                   "_thread", "concurrent", "multiprocessing", "asyncio", "signal", "sys_monitoring", "_ctypes",
                   "posix", "_posixsubprocess", "faulthandler", "atexit", "socket", "_socket", "mmap", "fcntl"}
+# The modules an answer may import (issue 37: a white-box red team reached the checks' watch and the tracing hooks
+# through the standard library's own name resolvers, pydoc.locate and string.Formatter.get_field; a list of what
+# to refuse is never complete, a list of what to allow is): what the course's answers, alternatives, bug zoo and
+# blind corpora import, and the course's own public modules. Attributes of these that resolve names or evaluate
+# strings are refused one by one (NAME_MAKERS, REGISTRIES, TRACING, STRING_EVALUATORS).
+ALLOWED_IMPORTS = {"torch", "numpy", "math", "cmath", "collections", "heapq", "bisect", "functools", "itertools",
+                   "fractions", "decimal", "numbers", "statistics", "random", "re", "unicodedata", "string", "time",
+                   "warnings", "weakref", "typing", "dataclasses", "enum", "abc", "copy", "operator", "array",
+                   "json", "textwrap", "pprint", "contextlib", "sys", "os", "tiktoken", "matplotlib", "ipywidgets",
+                   "tqdm", "IPython.display", "course_lib", "__future__",
+                   # a student looking at time and memory while exploring (blind classes did): their own process
+                   "gc", "tracemalloc", "psutil", "resource", "platform", "pathlib", "csv", "io", "html", "glob",
+                   "logging"}
+# what evaluates a string as code or looks an object up by a dotted name, inside the allowed modules
+STRING_EVALUATORS = {"typing.get_type_hints", "typing.ForwardRef", "typing._eval_type", "string.Formatter",
+                     "os.system", "os.popen", "os.exec", "os.spawn", "os.fork", "os.posix_spawn", "os.kill",
+                     "course_lib.colab", "sys.modules",
+                     "sys.settrace", "sys.setprofile", "sys.getprofile", "sys.gettrace",
+                     "sys.addaudithook", "sys.audit", "functools.singledispatch", "copy.copyreg",
+                     "matplotlib.cbook", "matplotlib.pyplot.get_current_fig_manager", "numpy.lib", "torch.hub",
+                     "torch.package", "torch.serialization", "torch.distributed", "torch.multiprocessing",
+                     "torch.autograd.graph", "torch.testing", "torch._dynamo", "numpy.ctypeslib",
+                     "numpy.distutils", "numpy.f2py", "tqdm.contrib", "logging.config", "gc.get_objects", "gc.get_referrers",
+                     "gc.get_referents"}
+
+
+def _allowed_import(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in ALLOWED_IMPORTS)
+
+
 # magics that run no code of their own (the cell body of %%time and %%capture is read as code); every other one
 # (%run, %load, %%writefile, %%bash, %prun, %load_ext ...) runs or writes code the reading would not see
 SAFE_MAGICS = {"time", "timeit", "matplotlib", "capture", "pprint", "precision", "who", "whos", "who_ls", "pinfo",
@@ -198,6 +245,19 @@ DESCRIPTOR_NAMES = ({f"{m}.{f}" for m in ("os", "posix") for f in (
 
 
 TRACING = {"sys.settrace", "sys.setprofile", "sys.gettrace", "sys.getprofile", "sys.monitoring"}
+
+
+OPENERS = {"open", "io.open", "os.open", "Path", "pathlib.Path", "pathlib.PurePath", "PurePath"}
+
+
+def _plain_path(node: ast.AST) -> bool:
+    """A path written in the text: a string literal, or an f-string whose written parts name no /proc or /dev."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        written = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        return isinstance(node.values[0], ast.Constant) and not written.startswith(("/proc", "/dev"))
+    return False
 
 
 def _numeric(node: ast.AST) -> bool:
@@ -281,6 +341,9 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
                 add(node, f"{full} (a descriptor by number, or the command line)")
             elif full in TRACING:
                 add(node, f"{full} (the tracing the cost checks count lines with)")
+            elif evaluator := next((e for e in STRING_EVALUATORS if full == e or full.startswith(e + ".")
+                                    or (e.endswith(("exec", "spawn")) and full.startswith(e))), None):
+                add(node, f"{evaluator} (runs or looks up code by a string, or reaches the checking process)")
             elif registry := next((r for r in REGISTRIES if full == r or full.startswith(r + ".")), None):
                 add(node, f"{registry}: reaches functions through a registry or loads code")
         if isinstance(node, ast.Attribute):
@@ -307,13 +370,18 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
             for name in names:
                 if name.split(".")[0] in HIDING_IMPORTS:
                     add(node, f"import {name.split('.')[0]}")
+                elif getattr(node, "level", 0) or not _allowed_import(name):
+                    add(node, f"import {name} (not among the modules an answer may use)")
+                elif any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS):
+                    add(node, f"import {name} (runs or looks up code by a string)")
             if isinstance(node, ast.ImportFrom) and any(a.name in NAME_MAKERS for a in node.names):
                 add(node, "operator's attrgetter or methodcaller")
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
                 add(node, f"from {node.module} import *: binds names the text never writes")
-        elif isinstance(node, ast.Call) and _dotted(node.func) in ("open", "io.open") and node.args \
-                and _numeric(node.args[0]):
-            add(node, "open() of a descriptor number")
+        elif isinstance(node, ast.Call) and resolved(node.func) in OPENERS and node.args \
+                and not _plain_path(node.args[0]):
+            # a descriptor by number (open(fd)), or a path built at run time (/proc/self/fd/<n>, the relay's socket)
+            add(node, f"{resolved(node.func)}() of a number or of a path built at run time")
         elif isinstance(node, ast.MatchClass) and node.kwd_attrs:
             add(node, "a pattern that reads attributes (case C(name=...))")
     return sorted(set(out))
@@ -332,6 +400,9 @@ def scan_notebook(nb) -> list[str]:
     return out
 
 
+NEVER_THE_COURSES = ("a shell command", "the magic %", "get_ipython", "a line IPython runs")
+
+
 def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None = None,
               runs=None) -> list[str]:
     """The flags (as ``scan_notebook`` writes them; ``flags``: its result, if already made) of code that reaches
@@ -348,8 +419,11 @@ def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None 
         if runs is not None and not runs(cell):
             continue
         lines = cell.get("source", "").splitlines()
+        # a course line copied verbatim is the course's code, unless it runs a shell or a magic: their text
+        # carries the student's variables ({COURSE_GIT_URL} in %pip install, white-box red team 20)
         found = [what for line, what in hidden_reach(cell.get("source", ""))
-                 if not (course_lines and 0 < line <= len(lines) and lines[line - 1].strip() in course_lines)]
+                 if what.startswith(NEVER_THE_COURSES) or not (
+                     course_lines and 0 < line <= len(lines) and lines[line - 1].strip() in course_lines)]
         if found:
             out.append(f"cell {i}: {HIDING}: {', '.join(dict.fromkeys(found))}"[:400])
     return out

@@ -53,7 +53,11 @@ class Verdict:
     memory_enforced_by: str | None = None  # what held that limit (sandbox.MemoryGroup.enforced_by)
     twin_failures: dict[str, str] = field(default_factory=dict)  # visible check -> its twin's full message (the
                                                                  # instructor's details only: it shows hidden inputs)
-    tampered: list[str] = field(default_factory=list)  # the answers changed what the checks observe: for a flag
+    tampered: list[str] = field(default_factory=list)  # the answers changed what the checks observe: for a flag,
+                                                       # in the grader's words only (a row's detail can reach the
+                                                       # student: Gradescope shows it)
+    tamper_reports: list[str] = field(default_factory=list)  # what the answers' process itself said about it: the
+                                                             # instructor's details only (it can carry hidden inputs)
     public: dict[str, str] = field(default_factory=dict)  # hidden check -> its failure as the student may read it,
                                                           # built here from the check's own text alone
 
@@ -177,15 +181,17 @@ TAMPER_MESSAGE = "your notebook changed the checks' own code or state: its resul
 
 def _public(result, broken: list[str]) -> str:
     """A hidden check's failure as the student may read it, from text the grader wrote alone: that it failed
-    (not which cases or how many: a number the answer controls is a channel), rule lines whose names come from
-    the check's own list (``_known_rules``), the reading of the student's own text (``broken``), the hint.
-    Nothing the answers' process wrote (case messages, labels, values) is quoted."""
+    (not which cases or how many: a number the answer controls is a channel), that a rule was broken (one bit),
+    the reading of the student's own text (``broken``), the hint.
+    Nothing the answers' process wrote (case messages, labels, values, which rules it reported) is quoted."""
     labels = [label for label, _ in result.failures]
     parts = ([f"failed on some of its {result.n_cases} cases"] if any(label != "rules" for label in labels) else []
              ) + (["the answer breaks a rule of the exercise"] if "rules" in labels else [])
     lines = ([f"{result.name}: {', and '.join(parts)} (a hidden check shows neither which cases nor how many)"]
              if parts else [])
-    lines += ["  rule: " + msg for label, msg in result.failures if label == "rules"]
+    # which rules the process said its answer broke stays off the page: a set of names from the check's own list
+    # is a number the process chooses (a white-box red team wrote 64 bits of a hidden input as 64 rule names);
+    # the reading of the student's own text (``broken``) names them
     lines += broken
     if result.hint:
         lines.append(f"Hint: {result.hint}")
@@ -280,8 +286,10 @@ def memorised(payloads: dict, judged: dict, cases_of=None) -> dict[str, str]:
         counts = [tally(h, judged[h]) for h in hidden]
         n, passed = sum(c[0] for c in counts), sum(c[1] for c in counts)
         if n >= MEMORISED_MIN_CASES and passed < MEMORISED_SHARE * n:
+            # how many passed is not said: a count the answers' process chooses is a channel out of the hidden cases
             out[name] = (f"{name}: its visible cases pass, but the hidden cases of the same exercise (other inputs) "
-                         f"almost all fail ({passed} of the {n} that an answer computing nothing cannot pass): points "
+                         f"almost all fail (fewer than a third of the {n} that an answer computing nothing cannot "
+                         "pass): points "
                          "for the visible cases need an answer that computes, not outputs typed in or looked up "
                          "for their inputs")
     return out
@@ -433,18 +441,22 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
                                           counted.get(name, {}), info["forbidden"])
         judged[name], odd = result, odd | unknown
         if missing:
-            verdict.tampered.append(f"{name}: the record of what the answer ran was emptied from inside its process "
-                                    f"(sent out as it happened: {', '.join(sorted(missing))[:300]})")
+            verdict.tampered.append(f"{name}: the record of what the answer ran was emptied from inside its process")
+            verdict.tamper_reports.append(f"{name}: sent out as it happened: {', '.join(sorted(missing))[:300]}")
         broken = (rule_failures or {}).get(name, []) + ([f"{name}: {TAMPER_MESSAGE}"] if tamper else [])
         passed[name] = result.passed and not broken
         if not passed[name]:
             verdict.messages[name] = "\n".join(([] if result.passed else [result.message]) + broken)
             if name in verdict.hidden:
                 verdict.public[name] = _public(result, broken)
-    verdict.tampered += [f"the notebook changed the checks' own code or state: {why}" for why in tamper]
+    if tamper:
+        verdict.tampered.append("the notebook changed the checks' own code or state (what its process reported: the "
+                                "record's tamper_reports)")
+        verdict.tamper_reports += [f"the notebook changed the checks' own code or state: {why}" for why in tamper]
     if odd:
-        verdict.tampered.append("the answers' process reported rules that no check names (withheld from the "
-                                f"student): {', '.join(sorted(odd))[:300]}")
+        verdict.tampered.append("the answers' process reported rules that no check names (what it reported: the "
+                                "record's tamper_reports)")
+        verdict.tamper_reports.append(f"rules no check names: {', '.join(sorted(odd))[:300]}")
     for name, message in memorised(payloads, judged, functools.partial(trivial_cases, course)).items():
         if passed[name]:
             passed[name], verdict.messages[name] = False, message

@@ -75,8 +75,8 @@ os.write(sock[0], b"%d\\n" % len(data) + data)
 
 def _probe(verdict) -> dict:
     import json
-    found = [t for t in verdict.tampered if "PROBE " in t]
-    assert found, verdict.tampered
+    found = [t for t in verdict.tamper_reports if "PROBE " in t]
+    assert found, verdict.tamper_reports
     return json.loads(found[0].split("PROBE ", 1)[1])
 
 
@@ -110,6 +110,9 @@ def test_the_answers_process_holds_none_of_the_graders_pipes_and_a_forged_frame_
     got, verdict = _run(FORGER)
     assert verdict.error is None, (verdict.error, verdict.stderr_tail[-500:])
     probe = _probe(verdict)
+    # what the process said is the instructor's (tamper_reports), never the flag's text (a row's detail, which
+    # Gradescope shows the student: white-box red team 20 wrote a hidden input there)
+    assert not any("PROBE" in t for t in verdict.tampered), verdict.tampered
     # standard input and output are /dev/null; standard error is the only pipe (the instructor's details), the
     # relay's socket the only channel; the relay's own descriptors are out of reach
     assert probe["fds"].get("0") == probe["fds"].get("1") == "/dev/null", probe

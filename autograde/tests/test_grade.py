@@ -135,8 +135,9 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
     return {"correct": (3, "needs_manual_grade"), "untouched": (0, "graded"), "wrong": (1, "needs_manual_grade"),
             "loop": (1, "timeout"), "exit": (1, "kernel_died"), "memory": (2, "memory_limit"),
             "stripped": (3, "needs_manual_grade"), "invalid": (0, "invalid_notebook"),
-            # `import subprocess` is flagged by the scan (for a look, not a penalty): the score stands
-            "logging": (3, "needs_manual_grade"), "background": (3, "flagged"),
+            # a process started by an answer runs code no reading of the text sees (values from forbidden
+            # routines, work no counter counts): it reaches past the checking process, and no result counts
+            "logging": (3, "needs_manual_grade"), "background": (0, "flagged"),
             "renamed": (3, "needs_manual_grade"), "absent": (0, "missing"),
             # the kernel (patched) passed square, the grader's reading did not; patching the checks' own module
             # reaches into the checking process, so no result of the notebook counts outside: a look is asked for

@@ -125,3 +125,30 @@ def test_the_null_zoo_marks_only_cases_an_answer_computing_nothing_passes():
     labels, trivial = trivial_cases(Course(), "top_k_filter_hidden")
     assert trivial and trivial < labels                 # some (k >= V, must-raise), never all
     assert len(labels - trivial) >= MEMORISED_MIN_CASES
+
+
+def test_no_count_or_rule_name_the_answers_process_chooses_reaches_a_page():
+    """White-box red team 20 wrote 64 bits of a hidden input onto the hidden check's page as a set of rule names
+    (each on the check's own list), and the lookup guard's message said how many informative hidden cases passed
+    (a count the process chooses). The page and the guard now say neither: for any set of reported rule names and
+    any number passed, the texts are the same."""
+    from autograde.verify import _public
+
+    rules = ["torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax", "torch.special.softmax"]
+    pages = set()
+    for k in range(len(rules) + 1):
+        said = ", ".join(rules[:k])
+        failures = [("case", "wrong")] + ([("rules", f"while it ran, your function used {said}, which this "
+                                                     "exercise asks you not to use")] if k else [])
+        pages.add(_public(CheckResult("softmax_hidden", 30, failures, "a hint"), []).replace(
+            "failed on some of its 30 cases, and the answer breaks a rule of the exercise",
+            "failed on some of its 30 cases"))
+    assert len(pages) == 1 and not any(r in next(iter(pages)) for r in rules), pages
+    texts = set()
+    for passed in range(0, 10):  # 0..9 of 30 informative cases: all under a third
+        failures = [(f"case {i}", "wrong") for i in range(30 - passed)]
+        judged = {"softmax": CheckResult("softmax", 5, []), "softmax_hidden": CheckResult("softmax_hidden", 30, failures)}
+        labels = frozenset(f"case {i}" for i in range(30))
+        texts.add(memorised(_payloads("softmax", "softmax", "softmax_hidden"), judged,
+                            lambda name: (labels, frozenset()))["softmax"])
+    assert len(texts) == 1, texts

@@ -28,13 +28,15 @@ MODES = ["root", "userns"]
 
 
 def run(mode: str, code: str, policy: sandbox.Policy = sandbox.Policy(), slot: int = 7, timeout: float = 60,
-        readonly=(REPO / "course_lib",)) -> subprocess.CompletedProcess:
-    """Run code in a sandbox made the way a root (or a non-root) grader makes it; return what it printed."""
+        readonly=(REPO / "course_lib",), grader_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run code in a sandbox made the way a root (or a non-root) grader makes it; return what it printed.
+    ``grader_env``: more variables in the grader's own environment (the sandbox's is cleared)."""
     cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], policy=policy, slot=slot,
                        readonly=list(readonly), env={"PYTHONPATH": str(REPO)}, userns=mode == "userns")
     if mode == "userns":
-        cmd = unprivileged.command(cmd, {"PATH": "/usr/bin:/bin"})
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        cmd = unprivileged.command(cmd, {"PATH": "/usr/bin:/bin", **(grader_env or {})})
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(grader_env or {})})
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -271,6 +273,38 @@ def test_userns_refusal_names_what_to_enable(monkeypatch):
     monkeypatch.setattr(sandbox, "_userns_works", lambda: "setting up uid map: Permission denied")
     why = sandbox.unavailable()
     assert "\n" not in why and "unprivileged_userns_clone" in why and "Permission denied" in why
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_process_in_a_sandbox_holds_the_graders_pipes_but_the_first(mode):
+    """The sandbox's first process (the verification relay, the runner) is not dumpable and holds the grader's
+    pipes; a process it forks (the answers' process) must not reach them through any other process. A white-box
+    red team, as `nobody`, opened /proc/1/fd/1: bubblewrap's own pid 1, which ran as the sandbox's uid in a user
+    namespace and kept the pipes, and whose environment was the grader's (a hub's API token in it). Now the
+    command is pid 1 itself (`--as-pid-1`). The child counts the descriptors 0-2 of other processes it could open,
+    and the environments it could read that hold the grader's own variables (control by mutation: without
+    `--as-pid-1` the command is pid 2 and, in a user namespace, the child opens pid 1's pipes and reads the mark)."""
+    got = run(mode, """
+        import ctypes, os
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # as autograde.runner._not_dumpable
+        pid = os.fork()
+        if pid == 0:
+            me, opened = os.getpid(), []
+            for p in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:
+                for fd in ('0', '1', '2'):
+                    try:
+                        os.close(os.open(f'/proc/{p}/fd/{fd}', os.O_RDONLY | os.O_NONBLOCK))
+                        opened.append(p + '/' + fd)
+                    except OSError:
+                        pass
+                try:
+                    opened += ['environ'] if b'GRADER_MARK_71' in open(f'/proc/{p}/environ', 'rb').read() else []
+                except OSError:
+                    pass
+            os._exit(len(opened))
+        print('pid', os.getpid(), 'child', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+    """, grader_env={"GRADER_MARK_71": "hub-token"})
+    assert got.stdout.split() == ["pid", "1", "child", "0"], (got.stdout, got.stderr[-800:])
 
 
 def test_a_root_grader_without_namespaces_says_why_once_and_grades_nobody(tmp_path):

@@ -145,6 +145,18 @@ REACHING_IN = [
     "import sys\nt = sys.gettrace()\nsys.settrace(None)", "from sys import settrace as st\nst(None)",
     "from torch.overrides import TorchFunctionMode\nclass M(TorchFunctionMode):\n    pass",
     "from torch import ops\nf = ops.aten.softmax",
+    # white-box red team 20: the standard library's own name resolvers (the checks' watch behind the profile hook,
+    # the tracing hooks, the trace module's counters), and other modules outside the list an answer may import
+    "import pydoc\nhook = pydoc.locate('sys.get' + 'profile')()",
+    "from string import Formatter\nw = Formatter().get_field('0.__se' + 'lf__', (hook,), {})[0]",
+    "import string\nw = string.Formatter().get_field('0.x', (hook,), {})",
+    "from typing import get_type_hints\ndef f(x: 'vars(os)'):\n    pass\nget_type_hints(f)",
+    "import logging.config\nlogging.config.valid_ident('x')", "import unittest.mock", "import subprocess",
+    "from . import sibling", "import stat, struct",
+    # the relay's socket opened by a number or a path the text does not write
+    "for fd in range(3, 30):\n    f = open(fd, 'wb', buffering=0)", "p = '/proc/self/fd/' + str(n)\nf = open(p, 'wb')",
+    "from pathlib import Path\nPath('/proc/self/fd/' + str(n)).write_bytes(b'x')", "import os\nfd = os.open(p, 1)",
+    "f = open(f'/proc/self/fd/{n}', 'wb')",
 ]
 HONEST = [
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
@@ -164,6 +176,10 @@ HONEST = [
     "import math, itertools, collections\nc = collections.Counter(ids)",
     "%matplotlib inline\n%time y = softmax(x)\ntorch.topk?", "%%time\nout = generate(model, ids, 8)",
     "def f(:\n    pass",  # a syntax error: it does not run, it hides nothing
+    "import logging, warnings\nlogging.warning('doubling %s', 2)\nwarnings.warn('careful')",
+    "with open(f'notes_{i}.txt', 'w') as f:\n    f.write('x')\nfrom pathlib import Path\np = Path('out.txt')",
+    "from typing import Optional\nfrom collections import defaultdict, Counter\nimport dataclasses, string\n"
+    "letters = string.ascii_letters\nimport torch.nn.functional as F\nfrom course_lib.generate import greedy",
 ]
 
 
@@ -184,6 +200,17 @@ def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora()
     assert hits == []
 
 
+def test_a_course_line_copied_verbatim_is_the_courses_unless_it_runs_a_shell_or_a_magic():
+    """White-box red team 20: `%pip install -q --no-deps {COURSE_GIT_URL}` is a release line (the Colab cell,
+    a demo cell the verification does not run); copied into an answer cell after binding COURSE_GIT_URL, it would
+    run the student's shell text unread. 01's `weight = getattr(layer, name).weight`, copied, stays the course's."""
+    lines = _course_lines()
+    pip = next(line for line in lines if line.startswith("%pip install"))
+    assert tampering(_one_cell(f"COURSE_GIT_URL = 'x; cat /proc/1/environ'\n{pip}"), course_lines=lines)
+    assert tampering(_one_cell("weight = getattr(layer, name).weight"), course_lines=lines) == []
+    assert tampering(_one_cell("weight = getattr(layer, name).weight")) != []  # control: not a course line
+
+
 def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_are_not():
     """A loop over the vocabulary run by C builtins makes no Python line (the cost checks cannot count it); the
     scan asks for a look. Honest uses of the same builtins, over ids or a history, raise nothing."""
@@ -191,11 +218,16 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               "banned = list(compress(range(logits.shape[-1]), map(seen.__contains__, zip(range(V)))))",
               "counts = list(map(c.__getitem__, range(logits.size(-1))))",
               "m = list(map(f, range(vocab_size)))",
-              "n = logits.shape[-1]\nhit = list(filter(seen.__contains__, range(n)))"]
+              "n = logits.shape[-1]\nhit = list(filter(seen.__contains__, range(n)))",
+              # white-box red team 20: the vocabulary made a list first, then handed to map; and other sized sources
+              "vocab = torch.arange(logits.shape[-1]).tolist()\nbanned = list(map(follow.__contains__, vocab))",
+              "hit = list(map(f, islice(count(), V)))"]
     for src in looped:
         assert any("over range(<a size>)" in f for f in scan_source(src)), src
     honest = ["pairs = list(zip(ids[:-1], ids[1:]))", "rows = list(map(len, seqs))",
               "grams = set(zip(*[r[i:len(r) - n + 1 + i] for i in range(n)]))",
-              "for v in range(V):\n    pass", "xs = list(map(float, range(10)))"]
+              "for v in range(V):\n    pass", "xs = list(map(float, range(10)))",
+              "rows = ids.tolist()\nout = list(map(len, rows))", "prefix = tuple(row[L - n + 1:])",
+              "layers = tuple(range(model.config.n_layer))"]
     for src in honest:
         assert scan_source(src) == [], src

@@ -90,7 +90,7 @@ def test_a_scrubbed_record_and_a_swapped_code_object_still_fail_and_flag():
     assert "torch's softmax kernel, which this exercise asks" in verdict.messages["softmax"], verdict.messages["softmax"]
     assert any(t.startswith("softmax: the record of what the answer ran was emptied") for t in verdict.tampered), \
         verdict.tampered
-    assert any("a function's code was replaced (Watch.saw)" in t for t in verdict.tampered), verdict.tampered
+    assert any("a function's code was replaced (Watch.saw)" in t for t in verdict.tamper_reports), verdict.tamper_reports
     assert "changed the checks' own code or state" in verdict.messages["log_softmax"]
 
 
@@ -100,7 +100,7 @@ def test_a_cell_that_rebinds_the_checks_fails_every_check_and_an_honest_one_is_u
                     + COMPUTED + "def softmax(logits):\n    return _f(logits, -1)\n"),
         "log_softmax": _reference("log_softmax")})
     assert not any(patched.cells.values()), patched.cells
-    assert any("course_lib.checks.engine._watch" in t for t in patched.tampered), patched.tampered
+    assert any("course_lib.checks.engine._watch" in t for t in patched.tamper_reports), patched.tamper_reports
     # control: the same notebook with the references' answers, through the same child, seals and all
     honest = _verify({"softmax": _reference("softmax"), "log_softmax": _reference("log_softmax")})
     assert honest.tampered == [] and honest.error is None, (honest.tampered, honest.error)
@@ -122,4 +122,4 @@ def test_a_line_count_set_back_inside_the_call_still_fails_the_cost_check():
     assert verdict.error is None, verdict.error
     failed = [g for g, ok in verdict.cells.items() if not ok]
     assert any("ban" in g for g in failed), verdict.cells
-    assert any("Python lines counted in case 'cost: V = 4096" in t for t in verdict.tampered), verdict.tampered
+    assert any("Python lines counted in case 'cost: V = 4096" in t for t in verdict.tamper_reports), verdict.tamper_reports
