@@ -213,7 +213,8 @@ STRING_EVALUATORS = {"typing.get_type_hints", "typing.ForwardRef", "typing._eval
                      "matplotlib.cbook", "matplotlib.pyplot.get_current_fig_manager", "numpy.lib", "torch.hub",
                      "torch.package", "torch.serialization", "torch.distributed", "torch.multiprocessing",
                      "torch.autograd.graph", "torch.testing", "torch._dynamo", "numpy.ctypeslib",
-                     "numpy.distutils", "numpy.f2py", "tqdm.contrib", "logging.config", "gc.get_objects", "gc.get_referrers",
+                     "numpy.distutils", "numpy.f2py", "tqdm.contrib", "logging.config", "logging.handlers", "os.killpg",
+                     "gc.get_objects", "gc.get_referrers",
                      "gc.get_referents"}
 
 
