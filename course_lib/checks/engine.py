@@ -955,6 +955,13 @@ _CROSS_DEVICE_OK = frozenset({"_to_copy", "copy_", "_copy_from", "_copy_from_and
                               "alias", "clone"})
 
 
+def _meta_to_cpu(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether a dispatched call copies a `meta` tensor to the CPU (``x.cpu()``, ``x.to("cpu")``)."""
+    torch = _torch()
+    return (func.overloadpacket.__name__ == "_to_copy" and len(args) == 1 and isinstance(args[0], torch.Tensor)
+            and args[0].device.type == "meta" and torch.device(kwargs.get("device") or "meta").type == "cpu")
+
+
 @functools.lru_cache(maxsize=None)
 def _same_device_mode_class() -> type:
     """A dispatch mode that makes the `meta` device as strict as a GPU: an operator given a meta tensor and a CPU
@@ -971,6 +978,11 @@ def _same_device_mode_class() -> type:
     class SameDevice(quiet_mode()):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if _meta_to_cpu(func, args, kwargs):
+                # A copy to the CPU works on a GPU; on `meta` it raised "no data", which made the case say nothing,
+                # so a mask then built on the CPU from the copy went unseen (blind 38's repetition_penalty). The
+                # copy is zeros of the right shape and dtype: any later mix with the inputs' device still raises.
+                return torch.zeros(args[0].shape, dtype=kwargs.get("dtype") or args[0].dtype, device="cpu")
             if func.overloadpacket.__name__ not in _CROSS_DEVICE_OK:
                 ts = _tensors([args, kwargs])
                 if any(t.device.type == "meta" for t in ts) and any(t.device.type == "cpu" and t.dim() > 0 for t in ts):
