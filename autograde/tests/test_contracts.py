@@ -111,6 +111,8 @@ def test_a_copy_to_the_cpu_leaves_the_meta_case_able_to_see_what_is_built_from_i
     # the copy is honest when what is built from it goes back to the inputs' device
     assert _verdict(chk, lambda x: torch.where((x.cpu() > -5).to(x.device), x + 1, x)) == []
     assert _verdict(chk, lambda x: x + torch.ones(x.shape, dtype=x.cpu().dtype).to(x.device)) == []
+    # Python work on the copy's zeros there (a division by a count of 0) says nothing about devices
+    assert _verdict(chk, lambda x: x + 1 + 0 * (1 // int((x.cpu() != 0).sum()))) == []
 
 
 def test_forbidden_calls_are_found_through_aliases():

@@ -491,6 +491,8 @@ def _min_p_cases() -> list[Case]:
     batch = torch.stack([Z, log_probs([0.25, 0.25, 0.25, 0.25])])
     masked = torch.tensor([math.log(0.5), -math.inf, math.log(0.25), math.log(0.25)])
     big = torch.tensor([1e4, 1e4 - 1.0, 1e4 - 3.0, 0.0])     # .705 .259 .035 0
+    exact = torch.tensor([0.0, -math.log(2), -2 * math.log(2), -2 * math.log(2)], dtype=torch.float64)
+    grid = torch.tensor([1e4, 1e4 - 0.6875, 1e4 - 3.0, 1e4 - 0.5])
     return [
         Case((Z, 0.4), label="[1/2, 1/4, 1/8, 1/8], min_p=0.4: threshold 0.2 keeps 2", expected=_keep(Z, [0, 1])),
         Case((Z, 0.3), label="min_p=0.3: threshold 0.15", expected=_keep(Z, [0, 1])),
@@ -510,6 +512,13 @@ def _min_p_cases() -> list[Case]:
         Case((soft.half(), 0.1), label="float16 stays float16", expected=_keep(soft.half(), [0, 1, 2])),
         Case((soft.bfloat16(), 0.3), label="bfloat16, min_p=0.3", expected=_keep(soft.bfloat16(), [0, 1])),
         Case((big, 0.1), label="[1e4, 1e4-1, 1e4-3, 0], min_p=0.1: no overflow", expected=_keep(big, [0, 1])),
+        # issue 35: the text's "equal to the threshold kept" below p_max, and "compared as probabilities, not the
+        # logit form": exact powers of two; then float32 logits near 1e4, where the logits' grid is 2^-10 and
+        # z_max + log(0.50297) rounds onto 1e4 - 0.6875, whose probability ratio exp(-0.6875) = 0.50283 is below
+        Case((exact, 0.5), label="float64 [1/2, 1/4, 1/8, 1/8] exactly, min_p=0.5: the token at exactly "
+                                 "min_p * p_max is kept", expected=_keep(exact, [0, 1])),
+        Case((grid, 0.50297), label="float32 [1e4, 1e4 - 0.6875, 1e4 - 3, 1e4 - 0.5], min_p=0.50297: compared as "
+                                    "probabilities, exp(-0.6875) = 0.50283 < min_p", expected=_keep(grid, [0, 3])),
     ] + raises_case("ValueError", Z, -0.1, label="min_p=-0.1 must raise ValueError")
 
 
@@ -697,9 +706,10 @@ CHECKS = [
           hint="first decide, per row and without a loop, which entries were seen (which Tensor method writes "
                "values at given indices?), then let each seen logit's sign pick the formula; once per token."),
     Check("process_logits", "process_logits", _pipeline_cases, filtered(rtol=1e-6),
+          uses=("penalize_repeats", "apply_temperature", "top_k_filter", "top_p_filter", "min_p_filter"),
           hint="penalty -> temperature -> top-k -> top-p -> min-p, each step returning a new tensor."),
     Check("sample_next", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL, pool_ties=True),
-          contract=Contract(generator=True),
+          contract=Contract(generator=True), uses=("process_logits", "greedy", "sample"),
           hint="reuse your earlier steps instead of redoing them: at temperature 0 no random number is drawn; "
                "otherwise every setting must reach the processed logits you sample from with `generator`."),
     Check("distinct_n", "distinct_n", _distinct_cases, number_close(), contract=Contract(number=True),
