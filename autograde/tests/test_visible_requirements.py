@@ -110,3 +110,26 @@ def perplexity_alone(model, tok, text):
     with pytest.raises(CheckFailed) as graded:
         check("perplexity", ns["perplexity"])
     assert str(graded.value).startswith("perplexity: ")
+
+
+def test_check_all_names_the_failing_exercise_a_failure_comes_from():
+    import math
+
+    import torch
+
+    from course_lib.checks import FAILED, check_all
+
+    ns = {"torch": torch, "math": math}
+    exec(compile("""
+def sequence_logprob(model, tok, text):
+    if len(tok.encode(text)) < 2:
+        raise ValueError(text)
+    return -1.0 * (len(tok.encode(text)) - 1)                       # every token scored log p = -1
+
+def perplexity(model, tok, text):
+    return math.exp(-sequence_logprob(model, tok, text) / (len(tok.encode(text)) - 1))
+""", "<notebook>", "exec"), ns)
+    rows = {r.name: r for r in check_all(ns, "02_logits_softmax", show=False)}
+    assert rows["sequence_logprob"].status == FAILED and "calls your" not in rows["sequence_logprob"].detail
+    assert rows["perplexity"].status == FAILED
+    assert rows["perplexity"].detail.startswith("calls your sequence_logprob, which fails its own check")

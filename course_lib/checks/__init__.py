@@ -66,7 +66,8 @@ def run_check(chk: Check, namespace: Mapping[str, Any]) -> tuple[Status, CheckRe
     detail = (f"{bad} of {result.n_cases} cases failed; first: {label!r}: {first}" if label != "rules"
               else f"breaks a rule of the exercise: {first}")
     if upstream := failing_upstream(chk, fn):  # the cause may be another exercise: named first (issue 35)
-        detail = f"calls your {', '.join(upstream)}, which fail{'s' if len(upstream) == 1 else ''} first; " + detail
+        which = "which fails its" if len(upstream) == 1 else "which fail their"
+        detail = f"calls your {', '.join(upstream)}, {which} own check: fix that first; " + detail
     return Status(chk.name, chk.exercise, FAILED, detail), result
 
 
