@@ -505,6 +505,7 @@ DOMAINS['debugging_generation'] = {
             "float64 accuracy": "repetition_penalty: float64 logits keep float64 accuracy",
             "device": "repetition_penalty_hidden: [inputs on the meta device]",
             "cost (vectorised)": "repetition_penalty_hidden: cost: V = 5000",
+            "no Python loop over the vocabulary (visible)": "repetition_penalty: cost: V = 49152",
             "determinism": "repetition_penalty: [called twice]",
             "no mutation": "repetition_penalty: contract no_mutation",
         },

@@ -42,6 +42,8 @@ PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case 
     ("05_debugging_generation", "presence_frequency_penalty__class6_pf_bf16", "rounded once"),
     ("05_debugging_generation", "presence_frequency_penalty__i38_counts_in_bfloat16", "seen 257 times"),
     ("05_debugging_generation", "find_cycle__most_tokens", "periods 1 and 5"),
+    ("05_debugging_generation", "repetition_penalty__redteam14_vocab_loop", "cost: V = 5000"),
+    ("05_debugging_generation", "repetition_penalty__rt17_padded_vocab_loop", "cost: V = 49152"),
     ("03_sampling", "min_p_filter__logit_form_rounded_threshold", "compared as probabilities"),
     ("03_sampling", "min_p_filter__strict_except_top", "exactly min_p * p_max"),
 ]

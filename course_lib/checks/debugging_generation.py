@@ -238,7 +238,26 @@ def _rp_cases() -> list[Case]:
         Case((torch.tensor([[0.1, -0.7, 0.3]], dtype=torch.float64), ids([0, 1]), 3.0),
              label="float64 logits keep float64 accuracy: 0.1 / 3, -0.7 * 3 (rtol 1e-12)",
              expected=torch.tensor([[0.1 / 3, -0.7 * 3, 0.3]], dtype=torch.float64), compare=logits_match(rtol=1e-12)),
-    ] + raises_case("ValueError", z, ids([0]), 0.0, label="penalty 0 must raise ValueError")
+    ] + raises_case("ValueError", z, ids([0]), 0.0, label="penalty 0 must raise ValueError") + _rp_cost_cases()
+
+
+RP_COST_SMALL, RP_COST_LARGE = "cost: V = 50, two rows of 40 ids, penalty 2", "cost: V = 5000, the same rows, penalty 2"
+RP_COST_CAP = "cost: V = 49152, the same rows, penalty 2"   # capped at COST_CAP_LINES: padding both cannot hide a loop
+
+
+def _rp_cost_cases() -> list[Case]:
+    """The text: "No Python loop over the vocabulary" (issue 35: graded before, now visible): the same rows (a loop
+    over them is allowed) under a vocabulary 100 times larger. Row r holds (i + 17 r) % 40: ids 0-39 are seen, and
+    their logits, (j % 7 - 3) / 2, halve when positive and double otherwise."""
+    hist = torch.tensor([[(i + 17 * r) % 40 for i in range(40)] for r in range(2)])
+    cases = []
+    for label, V in ((RP_COST_SMALL, 50), (RP_COST_LARGE, 5000), (RP_COST_CAP, 49152)):
+        z = torch.tensor([[(j % 7 - 3) / 2 for j in range(V)]] * 2)
+        want = z.clone()
+        want[:, :40] = torch.where(z[:, :40] > 0, z[:, :40] / 2, z[:, :40] * 2)
+        cases.append(Case((z, hist, 2.0), label=label, expected=want, count_steps=True,
+                          compare=logits_match(rtol=1e-6)))
+    return cases
 
 
 def _pf_cases() -> list[Case]:
@@ -381,6 +400,7 @@ CHECKS = [
           hint="count [1, 2, 1, 2, 1] with n = 2 by hand (0.5): which n-grams equal an earlier one? For one "
                "sequence the rate is 1 - distinct-n; 0.0 without n-grams."),
     Check("repetition_penalty", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
+          contract=Contract(cost=(RP_COST_SMALL, RP_COST_LARGE, 2.0), cost_cap=((RP_COST_CAP, COST_CAP_LINES),)),
           hint="print the ids you count for each row (prompt or not, then the window; window=0 counts none), then "
                "your seen mask: once per distinct token, and the logit's sign picks divide or multiply."),
     Check("presence_frequency_penalty", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-6),
