@@ -46,6 +46,10 @@ PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case 
     ("05_debugging_generation", "repetition_penalty__rt17_padded_vocab_loop", "cost: V = 49152"),
     ("03_sampling", "min_p_filter__logit_form_rounded_threshold", "compared as probabilities"),
     ("03_sampling", "min_p_filter__strict_except_top", "exactly min_p * p_max"),
+    ("03_sampling", "process_logits__top_k_zero_is_off", "top_k=0 is a setting"),
+    ("03_sampling", "penalize_repeats__penalty_zero_accepted", "penalty 0 must raise"),
+    ("03_sampling", "distinct_n__n0_not_rejected", "n=0 must raise"),
+    ("03_sampling", "top_k_filter__float_k_accepted", "k=2.5"),
 ]
 
 

@@ -427,6 +427,7 @@ def _top_k_cases() -> list[Case]:
     ]
     cases += raises_case("ValueError", a, 0, label="k=0 must raise ValueError")
     cases += raises_case("ValueError", a, -1, label="k=-1 must raise ValueError")
+    cases += raises_case("ValueError", a, 2.5, label="k=2.5 (not an integer) must raise ValueError")
     return cases
 
 
@@ -568,7 +569,7 @@ def _penalty_cases() -> list[Case]:
              expected=torch.tensor([-math.inf, 1.0, 2.0]), compare=cmp),
         Case((z.half(), ids(3), 2.0), label="float16 stays float16", expected=torch.tensor([2.0, -1.0, 0.5, 1.5]).half(), compare=cmp),
         Case((z, [1, 3], 2.0), label="previous ids given as a Python list", expected=torch.tensor([2.0, -2.0, 0.5, 1.5]), compare=cmp),
-    ]
+    ] + raises_case("ValueError", z, ids(0), 0.0, label="penalty 0 must raise ValueError")
 
 
 def _pipeline_cases() -> list[Case]:
@@ -609,7 +610,8 @@ def _pipeline_cases() -> list[Case]:
              expected=_keep(torch.tensor([[2.0, -1.0, 0.5, 1.5], [1.0, -1.0, 0.5, 3.0]]), [[0, 3], [0, 3]]), compare=cmp),
         Case((seed.half(),), {"temperature": 2.0, "top_k": 3}, label="float16 stays float16",
              expected=_keep(torch.tensor([1.0, 0.5, 0.25, 0.05]).half(), [0, 1, 2]), compare=filtered(rtol=1e-3)),
-    ]
+    ] + raises_case("ValueError", seed, top_k=0,  # the text's rule, visible since issue 35 (graded before)
+                    label="top_k=0 is a setting, not off: it reaches top_k_filter, whose ValueError the caller sees")
 
 
 def _sample_next_cases() -> list[Case]:
@@ -653,7 +655,7 @@ def _distinct_cases() -> list[Case]:
         Case(([[5], [5, 6, 7]], 2), label="a sequence shorter than n has no n-grams: 2/2", expected=1.0, compare=cmp),
         Case(([[1, 2, 3, 1, 2, 3]], 3), label="trigrams: (1,2,3),(2,3,1),(3,1,2),(1,2,3) -> 3/4", expected=0.75, compare=cmp),
         Case(([[1]], 2), label="no n-grams at all: 0.0", expected=0.0, compare=cmp),
-    ]
+    ] + raises_case("ValueError", [[1, 2, 3]], 0, label="n=0 must raise ValueError")
 
 
 def _loop_cases() -> list[Case]:
