@@ -18,6 +18,7 @@ import torch
 
 from autograde.hidden._twins import twins
 from course_lib.checks import logits_softmax as _visible
+from course_lib.checks import toy_inputs  # noqa: F401 - registers the model on a second device
 from course_lib.checks.engine import Case, Check, Contract, Resource, allclose
 # Importing the visible module registers the resources (real model, toy models) and gives its comparators.
 from course_lib.checks.logits_softmax import (
@@ -133,6 +134,9 @@ def _logprob_cases() -> list[Case]:
     cases += [Case((model, tok, _SPACED), label=f"SmolLM2, {_SPACED!r}: a leading space and a trailing newline")]
     cases += [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), " ".join(str(i % 8) for i in range(2, 47))),
                    label="next-id toy model, 45 tokens '2 3 ... 6'")]
+    # the text: "on the model's device" (blind 38: ids built on the CPU fail only beside a GPU)
+    cases += [Case((Resource("nb02_next_id_lm_second_device"), Resource("nb02_id_tokenizer"), "5 6 7 2"),
+                   label="next-id toy model whose weights are on another device than the CPU, '5 6 7 2'")]
     cases += raises_case("ValueError", model, tok, "", label="empty text: must raise ValueError")
     return cases
 

@@ -15,6 +15,7 @@ import torch
 
 from autograde.hidden._twins import attention_features, embedding_rows, twins
 from course_lib.checks import pipeline_trace as _visible
+from course_lib.checks import toy_inputs  # noqa: F401 - registers the model on a second device
 from course_lib.checks.engine import Case, Check, Contract, Resource, allclose
 from course_lib.checks.pipeline_trace import (
     BYTES_DIAGNOSES, embedding_compare, embedding_inputs, future_invariance, mask_compare, pieces_compare, same_number, topk_compare,
@@ -119,7 +120,10 @@ def _topk_cases() -> list[Case]:
                Case((lm, toy, "7", 2), label="toy model, '7', k=2"),
                Case((Resource("nb01_pow2_lm_bf16"), toy, "5", 4), label="toy model with bfloat16 logits, k=4"),
                Case((Resource("nb01_pow2_lm_nograd"), toy, "1 6", 3),
-                    label="toy model that refuses to run with gradients on, k=3")])
+                    label="toy model that refuses to run with gradients on, k=3"),
+               # the text: "on the model's device" (blind 38: ids built on the CPU fail only beside a GPU)
+               Case((Resource("nb01_pow2_lm_second_device"), toy, "3 1 2", 4),
+                    label="toy model whose weights are on another device than the CPU, '3 1 2', k=4")])
 
 
 def _positions_cases() -> list[Case]:

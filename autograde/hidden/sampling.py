@@ -463,6 +463,33 @@ def _top_p_cases() -> list[Case]:
 
 
 # ------------------------------------------------------------------------------------------ exercise 4
+LN2 = math.log(2.0)
+# p_i / p_max = exp(-0.6875) = 0.502826, 1.4e-4 below min_p: removed in any precision. Near 10^4 float32 logits
+# lie on a grid of 2^-10, and z_max + log(min_p) = 9999.312795 rounds to the token's own logit 9999.3125.
+MIN_P_NEAR_GRID = 0.50297
+
+
+def _min_p_threshold_cases() -> list[Case]:
+    """Blind 38: the two forms the text rules out, each at the one place it differs from the probabilities.
+
+    "equal to the threshold kept": logits 0, -ln 2, -2 ln 2, ... give probabilities 1/2, 1/4, 1/8 exactly (sums of
+    powers of two; float64 ln 2 rounds to the float32 one in float32), so p_i = min_p * p_max holds exactly in
+    float32 and float64, by softmax, exp(log_softmax) or a ratio alike; a strict > removes those tokens.
+    "not the logit form": the logit form's threshold z_max + log(min_p) is rounded to the logits' grid; far from 0
+    that grid is coarse (2^-10 near 10^4 in float32) while z_i - z_max is exact, so probabilities decide cleanly
+    where the logit form's rounding keeps a token (tests: test_min_p_edges.py)."""
+    exact4 = torch.tensor([[0.0, -LN2, -2 * LN2, -2 * LN2]], dtype=torch.float64)          # 1/2, 1/4, 1/8, 1/8
+    exact5 = torch.tensor([[0.0, -LN2, -2 * LN2, -2 * LN2, -3 * LN2]], dtype=torch.float64)  # 8, 4, 2, 2, 1 / 17
+    big = torch.tensor([[10000.0, 10000.0 - 0.6875, 10000.0 - 3.0, 10000.0 - 0.5]])
+    return [Case((exact4, 0.5), label="float64, probabilities 1/2, 1/4, 1/8, 1/8 exactly, min_p=0.5: the token at "
+                                      "exactly min_p * p_max is kept"),
+            Case((exact5, 0.25), label="float64, probabilities 8/17, 4/17, 2/17, 2/17, 1/17, min_p=0.25: the tokens "
+                                       "at exactly min_p * p_max are kept"),
+            Case((_safe(big, _min_p_margin, MIN_P_NEAR_GRID), MIN_P_NEAR_GRID),
+                 label=f"float32 logits near 1e4, min_p={MIN_P_NEAR_GRID}: p_i / p_max = exp(-0.6875) = 0.50283 is "
+                       "below min_p: removed")]
+
+
 def _min_p_cases() -> list[Case]:
     def make(g, i):
         kind, dtype = _kind_dtype(i)
@@ -490,6 +517,7 @@ def _min_p_cases() -> list[Case]:
     # blind class 10: a token 5e-7 below the threshold is removed (a "safety" epsilon kept it)
     cases.append(Case((torch.tensor([0.5, 0.0499995, 0.4500005], dtype=torch.float64).log(), 0.1),
                       label="float64, p = 0.0499995 just below min_p * p_max = 0.05: removed"))
+    cases += _min_p_threshold_cases()
     wide = _rand_logits(_g(108), (2, 256), torch.float32, "normal")
     cases.append(Case((_safe(wide, _min_p_margin, 0.05), 0.05), label="float32 [2, 256], min_p=0.05"))
     cases.append(Case((_safe(NEG_ROW, _min_p_margin, 0.1), 0.1), label="float32 [1, 4] all near -1e4, min_p=0.1 keeps 2 "

@@ -100,6 +100,21 @@ def test_tensors_made_on_the_cpu_whatever_the_input_fail_the_meta_case():
     assert mixed and mixed[0][0].endswith("[inputs on the meta device]"), mixed
 
 
+def test_a_copy_to_the_cpu_leaves_the_meta_case_able_to_see_what_is_built_from_it():
+    # blind 38's repetition_penalty: `.cpu()` of a meta tensor raised "no data", so the case said nothing and the mask
+    # built on the CPU from the copy passed; on a GPU the copy works and the mask fails beside the logits
+    x = torch.tensor([[1.0, 2.0, -1.0]])
+    chk = Check("shift", "shift", lambda: [Case((x,), label="x", expected=x + 1)], allclose(),
+                contract=Contract(meta=True))
+    cpu_mask = _verdict(chk, lambda x: torch.where(x.cpu() > -5, x + 1, x))
+    assert cpu_mask and cpu_mask[0][0].endswith("[inputs on the meta device]") and "two devices" in cpu_mask[0][1]
+    # the copy is honest when what is built from it goes back to the inputs' device
+    assert _verdict(chk, lambda x: torch.where((x.cpu() > -5).to(x.device), x + 1, x)) == []
+    assert _verdict(chk, lambda x: x + torch.ones(x.shape, dtype=x.cpu().dtype).to(x.device)) == []
+    # Python work on the copy's zeros there (a division by a count of 0) says nothing about devices
+    assert _verdict(chk, lambda x: x + 1 + 0 * (1 // int((x.cpu() != 0).sum()))) == []
+
+
 def test_forbidden_calls_are_found_through_aliases():
     rules = ("torch.softmax", "torch.nn.functional.softmax", "Tensor.softmax")
     found = lambda src: sorted({v.rule for v in violations(src, rules)})

@@ -239,3 +239,77 @@ def test_beam_wider_than_the_vocabulary(width):
     table = torch.log_softmax(_table(1).table.detach().double(), -1)      # the text: log-softmax of the last position
     want = _beam_by_hand(table, case.args[1], width, case.args[3], case.args[4], 1.0)
     assert list(toks) == want[0] and abs(score - want[1]) < 1e-6
+
+
+# ------------------------------------------------------- blind 38's last edges: min-p's threshold, a second device
+_MIN_P_EDGES = {  # label part -> ids kept, from exact probabilities (powers of two) or float64 exp with margin 1.4e-4
+    "probabilities 1/2, 1/4, 1/8, 1/8 exactly": [0, 1],                  # threshold 1/2 * 1/2 = 1/4: id 1 is on it
+    "probabilities 8/17, 4/17, 2/17, 2/17, 1/17": [0, 1, 2, 3],           # threshold 2/17: ids 2 and 3 are on it
+    "float32 logits near 1e4": [0, 3],                                    # exp(-0.6875) < min_p < exp(-0.5)
+}
+
+
+def _min_p_forms():
+    """Ways the text allows (softmax, exp of log-softmax, a ratio; float32 or float64; HF's MinPLogitsWarper) and
+    the two it rules out (blind 38): the keep mask of each."""
+    from transformers.generation.logits_process import MinPLogitsWarper
+
+    def probs_form(probs, ratio=False):
+        def keep(x, mp):
+            p = probs(x)
+            pm = p.amax(-1, keepdim=True)
+            return p / pm >= mp if ratio else p >= mp * pm
+        return keep
+    honest = {f"{name} {dt}": probs_form(lambda x, f=f, dt=dt: f(x.to(dt)), ratio)
+              for name, f, ratio in [("softmax", lambda z: torch.softmax(z, -1), False),
+                                     ("exp(log_softmax)", lambda z: torch.log_softmax(z, -1).exp(), False),
+                                     ("ratio", lambda z: torch.softmax(z, -1), True)]
+              for dt in (torch.float32, torch.float64)}
+    honest["HF MinPLogitsWarper"] = lambda x, mp: torch.isfinite(MinPLogitsWarper(mp)(None, x.clone()))
+    wrong = {"strict >": lambda x, mp: (lambda p: p > mp * p.amax(-1, keepdim=True))(torch.softmax(x.float(), -1)),
+             "logit form in float32": lambda x, mp: x.float() >= x.float().amax(-1, keepdim=True) + math.log(mp)}
+    return honest, wrong
+
+
+def test_min_p_at_its_threshold_by_hand():
+    honest, wrong = _min_p_forms()
+    caught = set()
+    for part, kept in _MIN_P_EDGES.items():
+        i, case = _case("sampling", "min_p_filter_hidden", part)
+        x, mp = case.args
+        got = _stored("min_p_filter_hidden")[i]
+        assert torch.isfinite(got[0]).nonzero().flatten().tolist() == kept, part
+        assert torch.equal(got[torch.isfinite(got)], x[torch.isfinite(got)])    # kept logits untouched
+        for name, keep in honest.items():
+            assert keep(x, mp)[0].nonzero().flatten().tolist() == kept, (part, name)
+        caught |= {name for name, keep in wrong.items() if keep(x, mp)[0].nonzero().flatten().tolist() != kept}
+    assert caught == set(wrong)                                  # each ruled-out form loses at least one case
+
+
+def test_model_on_a_second_device_by_hand():
+    """Exact answers of the toy models (2^(7-j)/255 after token 2; 3/4 for the next id, else 1/28), and the model
+    refusing ids made on the CPU as a GPU model does, memoised by selfcheck or not."""
+    from autograde.selfcheck import _memoized_models
+    from course_lib.checks.engine import _RESOURCE_CACHE, _resolve, Resource
+
+    i, _ = _case("pipeline_trace", "top_k_next_tokens_hidden", "weights are on another device")
+    want = [((2 + j) % 8, 2.0 ** (7 - j) / 255) for j in range(4)]
+    got = _stored("top_k_next_tokens_hidden")[i]
+    assert [t for t, _ in got] == [t for t, _ in want]
+    assert all(abs(p - q) < 1e-6 for (_, p), (_, q) in zip(got, want))
+    i, _ = _case("logits_softmax", "sequence_logprob_hidden", "weights are on another device")
+    assert abs(_stored("sequence_logprob_hidden")[i] - (2 * math.log(3 / 4) + math.log(1 / 28))) < 1e-5
+
+    for name in ("nb01_pow2_lm_second_device", "nb02_next_id_lm_second_device"):
+        _resolve(Resource(name), {})                             # loaded first, as selfcheck finds it
+        with _memoized_models():
+            model = _resolve(Resource(name), {})
+            device = next(model.parameters()).device
+            assert device.type != "cpu"
+            ids = torch.tensor([[3, 1, 2]])
+            with torch.no_grad():
+                logits = model(ids.to(device))
+            assert logits.device == device and logits.shape == (1, 3, 8)
+            with pytest.raises(RuntimeError, match="same device"):
+                model(ids)                                       # the same ids, made on the CPU
+        _RESOURCE_CACHE.pop(name, None)

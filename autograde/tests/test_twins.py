@@ -509,16 +509,32 @@ def _reference_of(assignment, exercise):
     return reference_namespace(course, nb)[exercise]
 
 
+def _short_histories(name):
+    """The visible check of ``name`` without the cases whose history is longer than 400 ids (issue 35's cost cases
+    look 8000 ids back, so they alone now catch red team 12's cut; the twin must catch it without them)."""
+    import dataclasses
+
+    chk = Course().visible_registry().get(name)
+    written = getattr(chk.cases, "__wrapped_cases__", chk.cases)
+    return dataclasses.replace(chk, cases=lambda: [c for c in written() if c.args[1].shape[-1] <= 400])
+
+
 @pytest.mark.parametrize("name", ["presence_frequency_penalty", "repetition_penalty"])
 def test_red_team_12s_recent_history_answer_fails_the_padded_twin(name):
     """Red team 12 cut each history to the last W ids, W the smallest that passes the visible check (8-28), and
     kept every visible point of 05 (10/24, unflagged): the twin's lead sits at the start, so a cut from the end
     never reached it. The padded twin puts 60-120 fresh ids inside the history."""
     ref = _reference_of("05_debugging_generation", name)
-    w = next(w for w in range(1, 400) if _judge(name, "check", _recent_only(ref, w)).passed)
+    short = _short_histories(name)
+
+    def passes(chk, fn):
+        return evaluate(chk, fn, None, raise_on_fail=False, quiet=True).passed
+    w = next(w for w in range(1, 400) if passes(short, _recent_only(ref, w)))
     answer = _recent_only(ref, w)
-    assert w > 1 and not _judge(name, "check", _recent_only(ref, w - 1)).passed  # control: w is the smallest
+    assert w > 1 and not passes(short, _recent_only(ref, w - 1))  # control: w is the smallest
     assert not _judge(name + SUFFIX, "twin", answer).passed
+    if name == "presence_frequency_penalty":                      # and the visible check itself now sees it
+        assert not _judge(name, "check", answer).passed
 
 
 def _cut_rate(w):

@@ -34,6 +34,22 @@ PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case 
     ("04_generation_loop", "attend_with_cache__class9_float32_inside", "float64 inputs: float64 accuracy"),
     ("05_debugging_generation", "repetition_penalty__class10_float32_inside", "float64 logits keep float64"),
     ("05_debugging_generation", "presence_frequency_penalty__rt13_float32_inside", "float64 logits keep float64"),
+    # issue 35, fair checks: each rule the text states is enforced by the visible check too
+    ("02_logits_softmax", "sequence_logprob__class7_no_no_grad", "refuses to run with gradients on"),
+    ("02_logits_softmax", "sequence_logprob__one_pass_per_prefix", "one pass over the whole text"),
+    ("02_logits_softmax", "probs_at_temperature__float32_at_T0", "float64 logits at T=0"),
+    ("05_debugging_generation", "presence_frequency_penalty__class7_history_loop", "cost:"),
+    ("05_debugging_generation", "presence_frequency_penalty__class6_pf_bf16", "rounded once"),
+    ("05_debugging_generation", "presence_frequency_penalty__i38_counts_in_bfloat16", "seen 257 times"),
+    ("05_debugging_generation", "find_cycle__most_tokens", "periods 1 and 5"),
+    ("05_debugging_generation", "repetition_penalty__redteam14_vocab_loop", "cost: V = 5000"),
+    ("05_debugging_generation", "repetition_penalty__rt17_padded_vocab_loop", "cost: V = 49152"),
+    ("03_sampling", "min_p_filter__logit_form_rounded_threshold", "compared as probabilities"),
+    ("03_sampling", "min_p_filter__strict_except_top", "exactly min_p * p_max"),
+    ("03_sampling", "process_logits__top_k_zero_is_off", "top_k=0 is a setting"),
+    ("03_sampling", "penalize_repeats__penalty_zero_accepted", "penalty 0 must raise"),
+    ("03_sampling", "distinct_n__n0_not_rejected", "n=0 must raise"),
+    ("03_sampling", "top_k_filter__float_k_accepted", "k=2.5"),
 ]
 
 
@@ -61,3 +77,65 @@ def test_a_partial_answer_fails_a_visible_case_it_can_read(assignment, entry, la
         r = evaluate(check, bug_ns[target], [c.expected for c in check.cases()], raise_on_fail=False, quiet=True)
     assert not r.passed, f"{entry} passes the visible check of {target}"
     assert any(label in case for case, _ in r.failures), [case for case, _ in r.failures]
+
+
+def test_a_failure_caused_by_another_exercise_names_it_first(monkeypatch):
+    """Issue 35: perplexity failing because the student's sequence_logprob is wrong says so first; a perplexity
+    that does not call it, or calls a right one, does not."""
+    import math
+
+    import torch
+
+    from course_lib.checks import CheckFailed, check
+
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    ns = {"torch": torch, "math": math}
+    exec(compile("""
+def sequence_logprob(model, tok, text):
+    ids = tok.encode(text)
+    if len(ids) < 2:
+        raise ValueError(text)
+    idx = torch.tensor([ids], device=next(model.parameters()).device)
+    with torch.no_grad():
+        logp = torch.log_softmax(model(idx)[0].float(), -1)
+    return float(logp[1:].gather(-1, idx[0, 1:, None]).sum())     # off by one: row t scores token t
+
+def perplexity(model, tok, text):
+    return math.exp(-sequence_logprob(model, tok, text) / (len(tok.encode(text)) - 1))
+
+def perplexity_alone(model, tok, text):
+    return 1.0
+""", "<notebook>", "exec"), ns)
+    with pytest.raises(CheckFailed) as caused:
+        check("perplexity", ns["perplexity"])
+    assert str(caused.value).startswith("perplexity calls your sequence_logprob, which fails its own check")
+    with pytest.raises(CheckFailed) as alone:
+        check("perplexity", ns["perplexity_alone"])
+    assert str(alone.value).startswith("perplexity: ") and "calls your" not in str(alone.value)
+    monkeypatch.setenv("COURSE_GRADING", "1")                  # grading: the grader writes its own page
+    with pytest.raises(CheckFailed) as graded:
+        check("perplexity", ns["perplexity"])
+    assert str(graded.value).startswith("perplexity: ")
+
+
+def test_check_all_names_the_failing_exercise_a_failure_comes_from():
+    import math
+
+    import torch
+
+    from course_lib.checks import FAILED, check_all
+
+    ns = {"torch": torch, "math": math}
+    exec(compile("""
+def sequence_logprob(model, tok, text):
+    if len(tok.encode(text)) < 2:
+        raise ValueError(text)
+    return -1.0 * (len(tok.encode(text)) - 1)                       # every token scored log p = -1
+
+def perplexity(model, tok, text):
+    return math.exp(-sequence_logprob(model, tok, text) / (len(tok.encode(text)) - 1))
+""", "<notebook>", "exec"), ns)
+    rows = {r.name: r for r in check_all(ns, "02_logits_softmax", show=False)}
+    assert rows["sequence_logprob"].status == FAILED and "calls your" not in rows["sequence_logprob"].detail
+    assert rows["perplexity"].status == FAILED
+    assert rows["perplexity"].detail.startswith("calls your sequence_logprob, which fails its own check")

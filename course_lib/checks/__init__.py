@@ -7,7 +7,8 @@ from typing import Any, Mapping, NamedTuple
 
 from course_lib.checks.engine import (
     HISTORY, MISSING, VISIBLE, Case, Check, CheckFailed, CheckResult, Generator, Outcome, Registry, Resource,
-    allclose, check, decode, dumps, encode, evaluate, exact, judge, loads, multinomial_fit, not_attempted,
+    allclose, check, decode, dumps, encode, evaluate, exact, failing_upstream, judge, loads, multinomial_fit,
+    not_attempted,
     register_resource,
     rule_failures, run_cases, set_equal,
 )
@@ -64,6 +65,9 @@ def run_check(chk: Check, namespace: Mapping[str, Any]) -> tuple[Status, CheckRe
     bad = sum(1 for lab, _ in result.failures if lab != "rules")
     detail = (f"{bad} of {result.n_cases} cases failed; first: {label!r}: {first}" if label != "rules"
               else f"breaks a rule of the exercise: {first}")
+    if upstream := failing_upstream(chk, fn):  # the cause may be another exercise: named first (issue 35)
+        which = "which fails its" if len(upstream) == 1 else "which fail their"
+        detail = f"calls your {', '.join(upstream)}, {which} own check: fix that first; " + detail
     return Status(chk.name, chk.exercise, FAILED, detail), result
 
 

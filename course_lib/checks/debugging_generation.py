@@ -161,6 +161,9 @@ def _cycle_cases() -> list[Case]:
         ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 3}, (0, 0), "period 4 but max_period=3"),
         ([5, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], {"max_period": 4}, (4, 3), "period 4 with max_period=4 (inclusive)"),
         ([4, 4, 1, 4, 4], {}, (1, 2), "(4, 4) at the end: period 1 repeated twice comes before period 3"),
+        # issue 35: periods that compete; the longer covers all 15 ids in 3 copies, the shorter 2 ids in 2 copies
+        ([1, 2, 3, 4, 4] * 3, {}, (1, 2), "periods 1 and 5 both hold 2+ copies: the shortest period wins, not the "
+                                          "one covering the most ids"),
         ([3, 1, 1, 2, 1, 1, 2, 1, 1, 2], {"min_repeats": 3}, (3, 3), "period 1 has only 1 copy of (2): go on to period 3"),
         ([9, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7], {}, (7, 2), "period 7 twice: every period up to max_period counts"),
         ([0] + list(range(1, 13)) * 2, {}, (12, 2), "period 12 twice"),
@@ -235,7 +238,26 @@ def _rp_cases() -> list[Case]:
         Case((torch.tensor([[0.1, -0.7, 0.3]], dtype=torch.float64), ids([0, 1]), 3.0),
              label="float64 logits keep float64 accuracy: 0.1 / 3, -0.7 * 3 (rtol 1e-12)",
              expected=torch.tensor([[0.1 / 3, -0.7 * 3, 0.3]], dtype=torch.float64), compare=logits_match(rtol=1e-12)),
-    ] + raises_case("ValueError", z, ids([0]), 0.0, label="penalty 0 must raise ValueError")
+    ] + raises_case("ValueError", z, ids([0]), 0.0, label="penalty 0 must raise ValueError") + _rp_cost_cases()
+
+
+RP_COST_SMALL, RP_COST_LARGE = "cost: V = 50, two rows of 40 ids, penalty 2", "cost: V = 5000, the same rows, penalty 2"
+RP_COST_CAP = "cost: V = 49152, the same rows, penalty 2"   # capped at COST_CAP_LINES: padding both cannot hide a loop
+
+
+def _rp_cost_cases() -> list[Case]:
+    """The text: "No Python loop over the vocabulary" (issue 35: graded before, now visible): the same rows (a loop
+    over them is allowed) under a vocabulary 100 times larger. Row r holds (i + 17 r) % 40: ids 0-39 are seen, and
+    their logits, (j % 7 - 3) / 2, halve when positive and double otherwise."""
+    hist = torch.tensor([[(i + 17 * r) % 40 for i in range(40)] for r in range(2)])
+    cases = []
+    for label, V in ((RP_COST_SMALL, 50), (RP_COST_LARGE, 5000), (RP_COST_CAP, 49152)):
+        z = torch.tensor([[(j % 7 - 3) / 2 for j in range(V)]] * 2)
+        want = z.clone()
+        want[:, :40] = torch.where(z[:, :40] > 0, z[:, :40] / 2, z[:, :40] * 2)
+        cases.append(Case((z, hist, 2.0), label=label, expected=want, count_steps=True,
+                          compare=logits_match(rtol=1e-6)))
+    return cases
 
 
 def _pf_cases() -> list[Case]:
@@ -270,7 +292,49 @@ def _pf_cases() -> list[Case]:
              compare=logits_match(rtol=1e-12, atol=1e-15)),
         Case((z.bfloat16(), ids([3, 3])), {"frequency": 0.5}, label="bfloat16 stays bfloat16",
              expected=torch.tensor([[2.0, -1.0, 0.5, 2.0]]).bfloat16(), compare=logits_match(rtol=1e-2)),
-    ]
+    ] + _pf_half_cases() + _pf_cost_cases()
+
+
+# Each value computed exactly (these are sums of few binary fractions) and rounded to bfloat16 once, as computing in
+# float32 does; in bfloat16 arithmetic each step rounds and the last bits differ.
+_PF_BF16_LOGITS = [-7.0, -5.75, -2.25, 1.25, -1.625, -6.625]
+_PF_BF16_COUNTS = [2, 6, 6, 8, 5, 8]
+_PF_BF16_WANT = [-7.5, -6.84375, -3.34375, -0.150390625, -2.578125, -8.0]   # z - 0.15 c - 0.2, rounded once
+
+
+def _pf_half_cases() -> list[Case]:
+    """The text: "Compute in float32 for float16/bfloat16 logits" (issue 35: not enforced visibly before)."""
+    history = ids([t for t, c in enumerate(_PF_BF16_COUNTS) for _ in range(c)])
+    many = ids([0] * 257 + [1])                   # 257 is not a bfloat16 integer (8 bits): it rounds to 256
+    exact = logits_match()
+    return [Case((torch.tensor([_PF_BF16_LOGITS]).bfloat16(), history), {"presence": 0.2, "frequency": 0.15},
+                 label="bfloat16, presence 0.2, frequency 0.15: each value computed in float32 and rounded once",
+                 expected=torch.tensor([_PF_BF16_WANT]).bfloat16(), compare=exact),
+            Case((torch.tensor([[300.0, 0.0]]).bfloat16(), many), {"frequency": 1.0},
+                 label="bfloat16, id 0 seen 257 times, frequency 1: 300 - 257 = 43 (a count above 256 kept in "
+                       "bfloat16 is rounded)",
+                 expected=torch.tensor([[43.0, -1.0]]).bfloat16(), compare=exact)]
+
+
+PF_COST_SMALL, PF_COST_LARGE = "cost: V = 50, two rows of 80 ids", "cost: V = 5000, two rows of 8000 ids"
+
+
+def _pf_cost_cases() -> list[Case]:
+    """The text: "no Python loop over the vocabulary or over the history" (issue 35: graded before, now visible): the
+    same work, in lines run, for a vocabulary and a history 100 times larger. Row r holds (i + 17 r) % m at
+    position i; each token's count over positions prompt_len.. is the length of an arithmetic progression."""
+    cases = []
+    for label, V, L in ((PF_COST_SMALL, 50, 80), (PF_COST_LARGE, 5000, 8000)):
+        m, p, kw = V - 10, 3, {"presence": 0.5, "frequency": 0.25, "prompt_len": 3}
+        hist = torch.tensor([[(i + 17 * r) % m for i in range(L)] for r in range(2)])
+        want = torch.zeros(2, V, dtype=torch.float64)
+        for r in range(2):
+            for j in range(m):
+                c = len(range(p + (j - 17 * r - p) % m, L, m))
+                want[r, j] = -(0.5 * (c > 0) + 0.25 * c)
+        cases.append(Case((torch.zeros(2, V), hist), kw, label=label, expected=want.float(), count_steps=True,
+                          compare=logits_match(rtol=1e-6, atol=1e-6)))
+    return cases
 
 
 # ------------------------------------------------------------------------------------------ exercise 4
@@ -336,9 +400,11 @@ CHECKS = [
           hint="count [1, 2, 1, 2, 1] with n = 2 by hand (0.5): which n-grams equal an earlier one? For one "
                "sequence the rate is 1 - distinct-n; 0.0 without n-grams."),
     Check("repetition_penalty", "repetition_penalty", _rp_cases, logits_match(rtol=1e-6),
+          contract=Contract(cost=(RP_COST_SMALL, RP_COST_LARGE, 2.0), cost_cap=((RP_COST_CAP, COST_CAP_LINES),)),
           hint="print the ids you count for each row (prompt or not, then the window; window=0 counts none), then "
                "your seen mask: once per distinct token, and the logit's sign picks divide or multiply."),
     Check("presence_frequency_penalty", "presence_frequency_penalty", _pf_cases, logits_match(rtol=1e-6, atol=1e-6),
+          contract=Contract(cost=(PF_COST_SMALL, PF_COST_LARGE, 2.0)),
           hint="print your [B, V] counts for a small batch next to a hand count of the generated tokens only; "
                "presence applies once per seen token, frequency once per occurrence (look up Tensor.scatter_add_)."),
     Check("ban_repeated_ngrams", "ban_repeated_ngrams", _ngram_cases, logits_match(),

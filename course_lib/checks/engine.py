@@ -160,6 +160,8 @@ class Check:
     contract: Contract | None = None    # default: Contract(), with new_output off when allow_mutation is set
     forbidden: tuple[str, ...] = ()     # calls the exercise's text forbids (``course_lib.checks.rules``)
     forbidden_ops: tuple[str, ...] = ()  # torch operators those calls run (``course_lib.checks.trace``)
+    uses: tuple[str, ...] = ()          # other exercises the answer may call (the text's "you may call ..."): a
+                                        # failure names those that fail their own check first (``check``)
 
     def __post_init__(self) -> None:
         if self.forbidden and not self.forbidden_ops:
@@ -768,11 +770,13 @@ def _twice(cmp: Comparator, base: Case) -> Comparator:
 
 
 def _meta_cannot_run(error: str) -> bool:
-    """Whether an error on ``meta`` inputs is an operator that cannot run there (nonzero, unique, .item(), a copy
-    to numpy), not a tensor made on another device ("Tensor on device cpu is not on the expected device meta"):
-    the meta case is then inconclusive, and an honest answer that uses such an operator keeps its point."""
+    """Whether an error on ``meta`` inputs says nothing about devices: an operator that cannot run there (nonzero,
+    unique, .item(), a copy to numpy), or Python work on the zeros a copy to the CPU gives there (a division by a
+    count of 0), not a tensor made on another device ("Tensor on device cpu is not on the expected device meta"):
+    the meta case is then inconclusive, and an honest answer keeps its point. The meta case is about devices only;
+    its plain twin (the first case) judges the values."""
     low = error.lower()
-    return "meta" in low and not any(p in low for p in ("expected device", "same device", "two devices"))
+    return not any(p in low for p in ("expected device", "same device", "two devices", "different device"))
 
 
 def _on_meta(expected: Any, got: Any, case: Case | None = None, where: str = "", any_float: bool = False
@@ -955,6 +959,13 @@ _CROSS_DEVICE_OK = frozenset({"_to_copy", "copy_", "_copy_from", "_copy_from_and
                               "alias", "clone"})
 
 
+def _meta_to_cpu(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether a dispatched call copies a `meta` tensor to the CPU (``x.cpu()``, ``x.to("cpu")``)."""
+    torch = _torch()
+    return (func.overloadpacket.__name__ == "_to_copy" and len(args) == 1 and isinstance(args[0], torch.Tensor)
+            and args[0].device.type == "meta" and torch.device(kwargs.get("device") or "meta").type == "cpu")
+
+
 @functools.lru_cache(maxsize=None)
 def _same_device_mode_class() -> type:
     """A dispatch mode that makes the `meta` device as strict as a GPU: an operator given a meta tensor and a CPU
@@ -971,6 +982,11 @@ def _same_device_mode_class() -> type:
     class SameDevice(quiet_mode()):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if _meta_to_cpu(func, args, kwargs):
+                # A copy to the CPU works on a GPU; on `meta` it raised "no data", which made the case say nothing,
+                # so a mask then built on the CPU from the copy went unseen (blind 38's repetition_penalty). The
+                # copy is zeros of the right shape and dtype: any later mix with the inputs' device still raises.
+                return torch.zeros(args[0].shape, dtype=kwargs.get("dtype") or args[0].dtype, device="cpu")
             if func.overloadpacket.__name__ not in _CROSS_DEVICE_OK:
                 ts = _tensors([args, kwargs])
                 if any(t.device.type == "meta" for t in ts) and any(t.device.type == "cpu" and t.dim() > 0 for t in ts):
@@ -1417,12 +1433,54 @@ def not_attempted(outcomes: Sequence[Outcome]) -> bool:
     return bool(outcomes) and all(o.error is not None and "NotImplementedError" in o.raised for o in outcomes)
 
 
+def _names_used(fn: Callable) -> set[str]:
+    """Global names the code of ``fn`` (and of functions and lambdas defined inside it) refers to."""
+    names, stack = set(), [getattr(fn, "__code__", None)]
+    while stack:
+        code = stack.pop()
+        if code is not None:
+            names.update(code.co_names)
+            stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    return names
+
+
+def failing_upstream(chk: Check, fn: Callable) -> list[str]:
+    """The exercises in ``chk.uses`` that ``fn`` calls by name and whose own visible check fails (or that are not
+    attempted yet), with the student's functions of the notebook ``fn`` was defined in (issue 35: a perplexity
+    failing because sequence_logprob is wrong should say so first)."""
+    namespace, used = getattr(fn, "__globals__", {}), _names_used(fn)
+    bad, kept = [], len(HISTORY)
+    for dep in chk.uses:
+        dep_fn = namespace.get(dep)
+        if dep not in used or not callable(dep_fn):
+            continue
+        try:
+            ok = evaluate(VISIBLE.get(dep), dep_fn, raise_on_fail=False, quiet=True, unattempted_ok=True).passed
+        except Exception:  # a broken dependency is the student's to fix; it must not hide this check's result
+            ok = False
+        if not ok:
+            bad.append(dep)
+    del HISTORY[kept:]
+    return bad
+
+
 def check(name: str, fn: Callable) -> None:
     """Notebook one-liner: run the visible check ``name`` on the student's ``fn``; raise CheckFailed if it fails.
 
     An exercise not attempted yet (every case raises NotImplementedError) prints so and lets "Run All" go on
     in a student's own run; a grading run (``COURSE_GRADING=1``, set by the grader) raises as for any failure,
     so the test cell scores 0 there. Returns None so a test cell shows only the printed verdict (results are
-    kept in ``HISTORY``).
+    kept in ``HISTORY``). A failure whose answer calls another exercise that fails its own check names that
+    exercise first (not in a grading run: the grader writes its own page).
     """
-    evaluate(VISIBLE.get(name), fn, unattempted_ok=os.environ.get("COURSE_GRADING") != "1")
+    grading = os.environ.get("COURSE_GRADING") == "1"
+    chk = VISIBLE.get(name)
+    result = evaluate(chk, fn, unattempted_ok=not grading, raise_on_fail=grading or not chk.uses)
+    if result.passed or grading or result.failures == [("*", "not attempted")]:
+        return None
+    first = ""
+    if bad := failing_upstream(chk, fn):
+        which = f"{bad[0]}, which fails its" if len(bad) == 1 else f"{', '.join(bad)}, which fail their"
+        first = (f"{name} calls your {which} own check: fix {bad[0]} first (run its check cell); the failures "
+                 "below may come from it.\n")
+    raise CheckFailed(first + result.message) from None

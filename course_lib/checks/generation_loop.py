@@ -350,6 +350,7 @@ def kv_bytes_by_hand() -> list[Case]:
              expected=2 * 80 * 64 * 128 * 8192 * 2),                        # 20 GiB
         Case((tiny.n_layer, tiny.n_head, tiny.n_kv_head, tiny.head_dim, 50, 4), dict(batch_size=3),
              label="course_lib KVCache(tiny, batch 3, 50 positions).nbytes()", expected=cache.nbytes()),
+        Case((30, 9, 3, 64, 0, 4), label="no tokens yet: 0 bytes", expected=0),
     ]
 
 

@@ -94,6 +94,26 @@ register_resource("nb02_id_tokenizer", ToyTokenizer)
 register_resource("nb02_next_id_lm_nograd", lambda: NoGradBigramLM(next_id_lm().table.data))
 
 
+class WholeTextBigramLM(BigramLM):
+    """The next-id toy model, refusing a call on fewer than ``min_len`` ids: given a text of ``min_len + 1`` tokens,
+    one pass over the whole text (or over all but its last token, whose logits score nothing) is all it answers;
+    a pass per prefix starts with a shorter one (the text: "the model runs once")."""
+
+    def __init__(self, table: torch.Tensor, min_len: int):
+        super().__init__(table)
+        self.min_len = min_len
+
+    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
+        if idx.shape[-1] < self.min_len:
+            raise RuntimeError(f"the model was called on {idx.shape[-1]} of the text's {self.min_len + 1} tokens: "
+                               "the text asks for one forward pass over the whole sequence, not one per prefix")
+        return super().forward(idx, **kwargs)
+
+
+ONE_PASS_TEXT = "0 1 2 3 4 6"   # 6 tokens: 1, 2, 3, 4 predicted (3/4 each), 6 missed (1/28)
+register_resource("nb02_next_id_lm_one_pass", lambda: WholeTextBigramLM(next_id_lm().table.data, 5))
+
+
 def improbable_lm() -> BigramLM:
     """After token i, token (i + 1) % V has logit 0 and every other token -200: p ~ e^-200, below float32's
     smallest number, so only a log-softmax scores it (-200), never log(softmax) (-inf)."""
@@ -341,6 +361,11 @@ def _temperature_cases() -> list[Case]:
         Case((wide, 2.0), label="-inf stays at probability 0", expected=_torch_softmax64(wide / 2)),
         Case((r64, 0.7), label="float64 batch [2, 6] at T=0.7", expected=_torch_softmax64(r64 / 0.7)),
         Case((seed, 2), label="T given as the int 2", expected=_torch_softmax64(seed / 2)),
+        # issue 35: the text's "every step in its dtype, the T=0 case too", enforced here, not only at grading
+        Case((torch.tensor([[1.0, 3.0, 3.0, -math.inf], [0.5, -2.0, 0.25, 0.0]], dtype=torch.float64), 0),
+             label="float64 logits at T=0: float64 probabilities, ties split evenly",
+             expected=torch.tensor([[0.0, 0.5, 0.5, 0.0], [1.0, 0.0, 0.0, 0.0]], dtype=torch.float64),
+             compare=temperature_close(rtol32=0, atol32=0)),
     ]
     cases += raises_case("ValueError", seed, -1.0, label="T=-1 must raise ValueError")
     return cases
@@ -386,6 +411,14 @@ def _logprob_cases() -> list[Case]:
     cases += [Case((Resource("smollm2_fp32"), Resource("smollm2_tokenizer"), text),
                    label=f"SmolLM2, {text!r} (HF transformers: {lp:.4f})", expected=lp,
                    compare=logprob_close(LOGPROB_ATOL)) for text, (n, lp, ppl) in HF_TRUTH.items()]
+    # issue 35: the text's "the model runs once, without gradients" enforced here, not only at grading
+    cases += [Case((Resource("nb02_next_id_lm_nograd"), toy, "3 4 5 1"),
+                   label="next-id toy model that refuses to run with gradients on, '3 4 5 1': 2 log(3/4) + log(1/28)",
+                   expected=2 * math.log(P_HIT) + math.log(P_MISS), compare=cmp),
+              Case((Resource("nb02_next_id_lm_one_pass"), toy, ONE_PASS_TEXT),
+                   label=f"next-id toy model that answers one pass over the whole text only, {ONE_PASS_TEXT!r}: "
+                         "4 log(3/4) + log(1/28)",
+                   expected=4 * math.log(P_HIT) + math.log(P_MISS), compare=cmp)]
     cases += raises_case("ValueError", nxt, toy, "5", label="one token: nothing to score, must raise ValueError")
     return cases
 
@@ -423,11 +456,11 @@ CHECKS = [
           hint="run a one-hot distribution and print 0 * torch.log(torch.tensor(0.)): an entry with p == 0 must add "
                "exactly 0. Natural log, summed over the last dim only."),
     Check("sequence_logprob", "sequence_logprob", _logprob_cases, logprob_close(LOGPROB_ATOL),
-          contract=Contract(number=True),
+          contract=Contract(number=True), uses=("log_softmax",),
           hint="print the shapes of the logits you score and of the ids you pick: which position's logits predict "
                "token 2, and do you score exactly n - 1 tokens? Sum log-probabilities, return a Python float."),
     Check("perplexity", "perplexity", _perplexity_cases, allclose(rtol=PPL_RTOL, atol=0),
-          contract=Contract(number=True),
+          contract=Contract(number=True), uses=("sequence_logprob",),
           hint="check the sign and what you average over: a uniform toy model over V tokens must give exactly V, "
                "and n tokens give n - 1 scored tokens."),
 ]

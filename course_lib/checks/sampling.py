@@ -427,6 +427,7 @@ def _top_k_cases() -> list[Case]:
     ]
     cases += raises_case("ValueError", a, 0, label="k=0 must raise ValueError")
     cases += raises_case("ValueError", a, -1, label="k=-1 must raise ValueError")
+    cases += raises_case("ValueError", a, 2.5, label="k=2.5 (not an integer) must raise ValueError")
     return cases
 
 
@@ -491,6 +492,8 @@ def _min_p_cases() -> list[Case]:
     batch = torch.stack([Z, log_probs([0.25, 0.25, 0.25, 0.25])])
     masked = torch.tensor([math.log(0.5), -math.inf, math.log(0.25), math.log(0.25)])
     big = torch.tensor([1e4, 1e4 - 1.0, 1e4 - 3.0, 0.0])     # .705 .259 .035 0
+    exact = torch.tensor([0.0, -math.log(2), -2 * math.log(2), -2 * math.log(2)], dtype=torch.float64)
+    grid = torch.tensor([1e4, 1e4 - 0.6875, 1e4 - 3.0, 1e4 - 0.5])
     return [
         Case((Z, 0.4), label="[1/2, 1/4, 1/8, 1/8], min_p=0.4: threshold 0.2 keeps 2", expected=_keep(Z, [0, 1])),
         Case((Z, 0.3), label="min_p=0.3: threshold 0.15", expected=_keep(Z, [0, 1])),
@@ -510,6 +513,13 @@ def _min_p_cases() -> list[Case]:
         Case((soft.half(), 0.1), label="float16 stays float16", expected=_keep(soft.half(), [0, 1, 2])),
         Case((soft.bfloat16(), 0.3), label="bfloat16, min_p=0.3", expected=_keep(soft.bfloat16(), [0, 1])),
         Case((big, 0.1), label="[1e4, 1e4-1, 1e4-3, 0], min_p=0.1: no overflow", expected=_keep(big, [0, 1])),
+        # issue 35: the text's "equal to the threshold kept" below p_max, and "compared as probabilities, not the
+        # logit form": exact powers of two; then float32 logits near 1e4, where the logits' grid is 2^-10 and
+        # z_max + log(0.50297) rounds onto 1e4 - 0.6875, whose probability ratio exp(-0.6875) = 0.50283 is below
+        Case((exact, 0.5), label="float64 [1/2, 1/4, 1/8, 1/8] exactly, min_p=0.5: the token at exactly "
+                                 "min_p * p_max is kept", expected=_keep(exact, [0, 1])),
+        Case((grid, 0.50297), label="float32 [1e4, 1e4 - 0.6875, 1e4 - 3, 1e4 - 0.5], min_p=0.50297: compared as "
+                                    "probabilities, exp(-0.6875) = 0.50283 < min_p", expected=_keep(grid, [0, 3])),
     ] + raises_case("ValueError", Z, -0.1, label="min_p=-0.1 must raise ValueError")
 
 
@@ -559,7 +569,7 @@ def _penalty_cases() -> list[Case]:
              expected=torch.tensor([-math.inf, 1.0, 2.0]), compare=cmp),
         Case((z.half(), ids(3), 2.0), label="float16 stays float16", expected=torch.tensor([2.0, -1.0, 0.5, 1.5]).half(), compare=cmp),
         Case((z, [1, 3], 2.0), label="previous ids given as a Python list", expected=torch.tensor([2.0, -2.0, 0.5, 1.5]), compare=cmp),
-    ]
+    ] + raises_case("ValueError", z, ids(0), 0.0, label="penalty 0 must raise ValueError")
 
 
 def _pipeline_cases() -> list[Case]:
@@ -600,7 +610,8 @@ def _pipeline_cases() -> list[Case]:
              expected=_keep(torch.tensor([[2.0, -1.0, 0.5, 1.5], [1.0, -1.0, 0.5, 3.0]]), [[0, 3], [0, 3]]), compare=cmp),
         Case((seed.half(),), {"temperature": 2.0, "top_k": 3}, label="float16 stays float16",
              expected=_keep(torch.tensor([1.0, 0.5, 0.25, 0.05]).half(), [0, 1, 2]), compare=filtered(rtol=1e-3)),
-    ]
+    ] + raises_case("ValueError", seed, top_k=0,  # the text's rule, visible since issue 35 (graded before)
+                    label="top_k=0 is a setting, not off: it reaches top_k_filter, whose ValueError the caller sees")
 
 
 def _sample_next_cases() -> list[Case]:
@@ -644,7 +655,7 @@ def _distinct_cases() -> list[Case]:
         Case(([[5], [5, 6, 7]], 2), label="a sequence shorter than n has no n-grams: 2/2", expected=1.0, compare=cmp),
         Case(([[1, 2, 3, 1, 2, 3]], 3), label="trigrams: (1,2,3),(2,3,1),(3,1,2),(1,2,3) -> 3/4", expected=0.75, compare=cmp),
         Case(([[1]], 2), label="no n-grams at all: 0.0", expected=0.0, compare=cmp),
-    ]
+    ] + raises_case("ValueError", [[1, 2, 3]], 0, label="n=0 must raise ValueError")
 
 
 def _loop_cases() -> list[Case]:
@@ -697,9 +708,10 @@ CHECKS = [
           hint="first decide, per row and without a loop, which entries were seen (which Tensor method writes "
                "values at given indices?), then let each seen logit's sign pick the formula; once per token."),
     Check("process_logits", "process_logits", _pipeline_cases, filtered(rtol=1e-6),
+          uses=("penalize_repeats", "apply_temperature", "top_k_filter", "top_p_filter", "min_p_filter"),
           hint="penalty -> temperature -> top-k -> top-p -> min-p, each step returning a new tensor."),
     Check("sample_next", "sample_next", _sample_next_cases, sampler_fit(FALSE_FAIL, pool_ties=True),
-          contract=Contract(generator=True),
+          contract=Contract(generator=True), uses=("process_logits", "greedy", "sample"),
           hint="reuse your earlier steps instead of redoing them: at temperature 0 no random number is drawn; "
                "otherwise every setting must reach the processed logits you sample from with `generator`."),
     Check("distinct_n", "distinct_n", _distinct_cases, number_close(), contract=Contract(number=True),

@@ -7,6 +7,8 @@ hidden check module. They are inputs, not answers: nothing here knows an expecte
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from course_lib.checks.engine import register_resource
@@ -94,3 +96,67 @@ def ranked_step(logits: torch.Tensor) -> torch.Tensor:
 
 
 register_resource("nb04_ranked_step", lambda: ranked_step)
+
+
+# ---------------------------------------------------------------------------- a model on a second device
+@functools.lru_cache(maxsize=None)
+def _second_device() -> torch.device:
+    """torch's `lazy` device (TorchScript backend, run on this CPU): a device other than the CPU whose tensors hold
+    data, as a GPU's do. `meta` tensors hold none, so a model there cannot say which tokens come next."""
+    import torch._lazy.ts_backend
+
+    torch._lazy.ts_backend.init()  # once per process: a second call raises
+    return torch.zeros(1, device="lazy").device
+
+
+class OnSecondDevice:
+    """A toy model whose weights live on a second device (issue 38, blind 38: ids built on the CPU for a model on a
+    GPU fail there only). ``next(model.parameters()).device`` names that device; a call with ids or a mask on any
+    other device raises as CUDA does; the logits come back on the model's device.
+
+    Not an ``nn.Module``, on purpose: selfcheck's memoised models key their memo on the ids' values, not their device,
+    and would hand a CPU call the answer of an earlier call on the right device."""
+
+    def __init__(self, model: torch.nn.Module):
+        self._model = model
+        self._weight = torch.zeros(1, device=_second_device())
+
+    @property
+    def device(self) -> torch.device:
+        return self._weight.device
+
+    def parameters(self, recurse: bool = True):
+        yield self._weight
+
+    def eval(self) -> "OnSecondDevice":
+        return self
+
+    def train(self, mode: bool = True) -> "OnSecondDevice":
+        return self
+
+    def __call__(self, idx: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+        for name, t in [("ids", idx), *enumerate(args), *kwargs.items()]:
+            if isinstance(t, torch.Tensor) and t.device != self.device:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                                   f"{self.device} and {t.device}! (the model's weights are on {self.device}, its "
+                                   f"{name} on {t.device}: with the model on a GPU this call fails the same way)")
+        moved = [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]
+        out = self._model(idx.cpu(), *moved, **{k: v.cpu() if isinstance(v, torch.Tensor) else v
+                                                 for k, v in kwargs.items()})
+        return out.to(self.device)
+
+    forward = __call__
+
+
+def _pow2_second_device() -> OnSecondDevice:
+    from course_lib.checks.pipeline_trace import toy_pow2_lm
+    return OnSecondDevice(toy_pow2_lm())
+
+
+def _next_id_second_device() -> OnSecondDevice:
+    from course_lib.checks.logits_softmax import next_id_lm
+    return OnSecondDevice(next_id_lm())
+
+
+register_resource("nb01_pow2_lm_second_device", _pow2_second_device)
+register_resource("nb02_next_id_lm_second_device", _next_id_second_device)
