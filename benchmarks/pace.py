@@ -94,9 +94,11 @@ def is_exercise(cell, kind: str) -> bool:
 
 
 def shows_progress(outputs) -> bool:
-    """True if a cell's outputs hold a tqdm bar: a widget (tqdm.auto under Jupyter) or tqdm's text on stderr."""
+    """True if a cell's outputs hold a tqdm bar: its widget (tqdm.auto under Jupyter: a widget view whose plain-text
+    form is the bar) or tqdm's text on stderr. Other widgets (a slider) do not count."""
     for out in outputs:
-        if WIDGET_MIME in out.get("data", {}):
+        data = out.get("data", {})
+        if WIDGET_MIME in data and TQDM_TEXT.search(data.get("text/plain", "")):
             return True
         if out.get("output_type") == "stream" and TQDM_TEXT.search(out.get("text", "")):
             return True
