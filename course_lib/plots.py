@@ -14,7 +14,7 @@ pyplot's registry, so a loop of plots does not pile up open figures.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -163,26 +163,29 @@ def inverse_cdf(probs, us: Sequence[float] = (), labels: Sequence[str] | None = 
     return fig
 
 
-def truncation(probs, kept: Mapping[str, object], labels: Sequence[str] | None = None, n_show: int = 30,
-               p: float | None = None, min_p: float | None = None, title: str = "") -> Figure:
+def truncation(probs, kept: Mapping[str, object], labels: Sequence[str] | Callable[[int], str] | None = None,
+               n_show: int = 30,
+               p: float | None = None, min_p: float | None = None, title: str = "", log: bool = True) -> Figure:
     """One distribution, sorted, with its cumulative mass, then which tokens each rule keeps.
 
     `probs` is one distribution [V]; `kept` maps a rule's name to a bool mask [V] (True = kept), computed by
-    the caller. The top panel shows the `n_show` most likely tokens and the cumulative mass (right axis, with
+    the caller; `labels` names token ids (a list, or a function such as `lambda i: tok.decode([i])`). The top panel shows the `n_show` most likely tokens and the cumulative mass (right axis, with
     a line at `p` if given); one panel per rule colours the kept tokens orange and counts every kept token of
     the whole vocabulary; `min_p` draws the threshold min_p * p_max on the min-p panels (names with "min-p").
+    `log` draws the bars on a log scale, so that the tail a rule removes stays visible next to the top token.
     Artists carry gids: "cumulative" (the mass line), "kept" and "removed" (the rule panels' bars).
     """
     pr = _as_numpy(probs).ravel()
     order = np.argsort(-pr, kind="stable")[:n_show]
     top = pr[order]
-    names = [repr(labels[i]) if labels is not None else str(i) for i in order]
+    label = (labels if callable(labels) else labels.__getitem__) if labels is not None else str
+    names = [repr(label(int(i))) if labels is not None else str(i) for i in order]
     fig, axes = _new_figure((10, 1.9 * (1 + len(kept)) + 1.2), 1 + len(kept), 1, sharex=True)
     axes = np.atleast_1d(axes)
     x = np.arange(len(order))
     ax0 = axes[0]
     ax0.bar(x, top, color="tab:blue")
-    ax0.set_ylabel("p", fontsize=8)
+    ax0.set_ylabel("p" + (" (log)" if log else ""), fontsize=8)
     mass = ax0.twinx()
     mass.plot(x, np.cumsum(top), "o-", ms=3, color="tab:red", gid="cumulative")
     mass.set_ylim(0, 1.05)
@@ -203,7 +206,11 @@ def truncation(probs, kept: Mapping[str, object], labels: Sequence[str] | None =
             ax.text(x[-1], min_p * pr.max(), f"min_p x p_max = {min_p * pr.max():.3f}", ha="right", va="bottom",
                     fontsize=8)
         ax.set_title(f"{name}: keeps {int(m.sum())} tokens", fontsize=9)
-        ax.set_ylabel("p", fontsize=8)
+        ax.set_ylabel("p" + (" (log)" if log else ""), fontsize=8)
+    if log:
+        for ax in axes:
+            ax.set_yscale("log")
+            ax.set_ylim(top[top > 0].min() / 2 if (top > 0).any() else 1e-6, 1.5)
     axes[-1].set_xticks(x, names, rotation=90, fontsize=7)
     return fig
 

@@ -128,6 +128,8 @@ def test_truncation_sorts_and_accumulates_the_mass(tmp_path):
     assert [ln.get_ydata()[0] for ln in fig.axes[2].get_lines()] == pytest.approx([0.24])
     assert fig.axes[1].get_lines() == []
     _saves_png(fig, tmp_path / "trunc.png")
+    by_function = plots.truncation(probs, kept, labels=lambda i: "abcd"[i], n_show=2)
+    assert [t.get_text() for t in by_function.axes[2].get_xticklabels()] == ["'b'", "'d'"]
     with pytest.raises(ValueError, match="mask of 3"):
         plots.truncation(probs, {"x": torch.tensor([True, False, True])})
 
