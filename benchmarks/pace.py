@@ -6,7 +6,9 @@ raise NotImplementedError). Printed per notebook and condition:
 - wall: from asking for a kernel to the end of the last cell (kernel start included, as a student sees it);
 - first exercise: from asking for a kernel until the first exercise cell (`### BEGIN SOLUTION` in solutions/,
   `YOUR CODE HERE` in notebooks/) can run, i.e. everything above it has finished;
-- the load average before each run (`os.getloadavg()`), because "quiet" is only as quiet as the machine.
+- the load average before each run (`os.getloadavg()`), because "quiet" is only as quiet as the machine;
+- kernel CPU: the CPU seconds the kernel process used (psutil). The notebooks run one torch thread, so on a
+  busy machine, where the wall time stretches, this stays close to what the run takes on an idle one.
 Conditions: `quiet` (nothing else started by this script) and `shared` (one CPU-bound Python loop at the same
 priority runs beside the kernel, as a browser tab, a second notebook or a grading run would).
 
@@ -55,8 +57,7 @@ QUIET_LOAD = 1.0                   # above this 1-minute load average a "quiet" 
 CELL_TIMEOUT_S = 900
 
 # A comment giving the cell's expected duration: "# about 15 s on a 2-core laptop", "# ~20 s", "# about 1 min"
-DURATION_NOTE = re.compile(r"^\s*#.*(?:\babout|~)\s*\d+(?:\s*[-\u2013]\s*\d+)?\s*(?:s|sec|seconds|min|minutes)\b",
-                           re.M | re.I)
+DURATION_NOTE = re.compile(r"#.*(?:\babout|~)\s*\d+(?:\s*[-\u2013]\s*\d+)?\s*(?:s|sec|seconds|min|minutes)\b", re.I)
 # tqdm's text bar ("  40%|####      | 160/400 [00:03<00:05, 50.1tok/s]"), as written to stderr without widgets
 TQDM_TEXT = re.compile(r"\d+/\d+ \[[\d:]+<")
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -85,6 +86,7 @@ class Run:
     errors: int          # code cells whose output holds an error
     load_before: float   # 1-minute load average just before the run
     cells: list[Cell] = field(default_factory=list)  # every code cell, in order
+    cpu_s: float | None = None  # CPU seconds the kernel process used (user + system), start-up included
 
 
 def is_exercise(cell, kind: str) -> bool:
@@ -117,7 +119,9 @@ def run_notebook(path: Path, kind: str, condition: str) -> Run:
     t0 = time.perf_counter()
     first = None
     cells = []
+    cpu = None
     with client.setup_kernel():
+        kernel = _kernel_process(client)
         for index, cell in enumerate(nb.cells):
             if first is None and is_exercise(cell, kind):
                 first = time.perf_counter() - t0
@@ -128,10 +132,23 @@ def run_notebook(path: Path, kind: str, condition: str) -> Run:
                 cells.append(Cell(str(cell.get("id", index)), seconds, shows_progress(cell.get("outputs", [])),
                                   bool(DURATION_NOTE.search(cell.source)),
                                   (cell.source.strip().splitlines() or [""])[0][:70]))
+        if kernel is not None:
+            times = kernel.cpu_times()
+            cpu = times.user + times.system + times.children_user + times.children_system
     wall = time.perf_counter() - t0
     errors = sum(any(o.get("output_type") == "error" for o in c.get("outputs", []))
                  for c in nb.cells if c.cell_type == "code")
-    return Run(path.parent.name, kind, condition, wall, first, errors, load, cells)
+    return Run(path.parent.name, kind, condition, wall, first, errors, load, cells, cpu)
+
+
+def _kernel_process(client):
+    """The kernel's process (psutil), to read its CPU time; None where psutil or the pid is not available."""
+    try:
+        import psutil
+
+        return psutil.Process(client.km.provisioner.pid)
+    except Exception:                      # another provisioner, no psutil: wall time only
+        return None
 
 
 def busy_process() -> subprocess.Popen:
@@ -157,7 +174,8 @@ def measure(assignments: list[str], kinds: list[str], conditions: list[str], log
                 runs.append(r)
                 first = "-" if r.first_exercise_s is None else f"{r.first_exercise_s:.1f} s"
                 slowest = sorted(r.cells, key=lambda c: -c.seconds)[:3]
-                log(f"  {condition:6} {kind:8} {a:26} wall {r.wall_s:6.1f} s | first exercise {first:>8} | "
+                cpu = "-" if r.cpu_s is None else f"{r.cpu_s:.1f} s"
+                log(f"  {condition:6} {kind:8} {a:26} wall {r.wall_s:6.1f} s | kernel CPU {cpu:>7} | first exercise {first:>8} | "
                     f"{r.errors} error cell(s) | load before {r.load_before:.2f} | slowest cells: "
                     + ", ".join(f"{c.cell_id} {c.seconds:.1f} s" for c in slowest))
     return runs
@@ -165,7 +183,11 @@ def measure(assignments: list[str], kinds: list[str], conditions: list[str], log
 
 def _load_note(r: Run) -> str:
     note = f"load before {r.load_before:.2f}"
-    return note + " (NOT quiet: read with care)" if r.condition == "quiet" and r.load_before > QUIET_LOAD else note
+    if r.condition == "quiet" and r.load_before > QUIET_LOAD:
+        note += " (NOT quiet: read with care"
+        note += f"; the kernel's CPU time, {r.cpu_s:.1f} s, is what an idle machine would take, roughly)" \
+            if r.cpu_s is not None else ")"
+    return note
 
 
 def verdicts(runs: list[Run]) -> list[str]:
