@@ -105,8 +105,8 @@ def scan_source(source: str) -> list[str]:
     except SyntaxError:
         return flags
     # a sized sequence bound to a name first (``vocab = torch.arange(V).tolist()``), then handed to map
-    _SIZED_NAMES[None] = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _range_over_a_size(n.value)
-                          for t in n.targets if isinstance(t, ast.Name)}
+    sized = frozenset(t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _range_over_a_size(n.value)
+                      for t in n.targets if isinstance(t, ast.Name))
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -140,7 +140,7 @@ def scan_source(source: str) -> list[str]:
                 if not isinstance(looked_up, ast.Constant) and (
                         on_module or isinstance(looked_up, (ast.BinOp, ast.JoinedStr, ast.Call))):
                     flags.append(f"{name}() with a computed name: hides what it reaches")
-            if name.rsplit(".", 1)[-1] in C_LOOPS and any(_range_over_a_size(a) for a in node.args):
+            if name.rsplit(".", 1)[-1] in C_LOOPS and any(_range_over_a_size(a, sized) for a in node.args):
                 flags.append(f"{name}() over range(<a size>): a loop run by C code, which the cost checks cannot count")
     return flags
 
@@ -154,24 +154,21 @@ C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterf
 SIZED = {"range", "islice", "count", "repeat", "arange", "tolist"}
 
 
-def _range_over_a_size(node: ast.AST) -> bool:
+def _range_over_a_size(node: ast.AST, sized: frozenset[str] = frozenset()) -> bool:
     """range(...) (or islice, count, repeat, arange, tolist()) with a bound computed at run time (a size:
     ``x.shape[-1]``, ``V``, ``n``; tolist() of any tensor), handed to the builtin directly or through another
-    call, or bound to a name first; a literal bound (``range(10)``) is not a size."""
+    call, or bound to one of the names ``sized`` first; a literal bound (``range(10)``) is not a size."""
     if isinstance(node, ast.Name):
-        return node.id in _SIZED_NAMES.get(None, set())
+        return node.id in sized
     if not isinstance(node, ast.Call):
         return False
     name = _dotted(node.func).rsplit(".", 1)[-1] if _dotted(node.func) else (
         node.func.attr if isinstance(node.func, ast.Attribute) else "")
     if name == "tolist":  # arange(V).tolist(): sized by what it converts (ids.tolist() of a short row is not)
-        return isinstance(node.func, ast.Attribute) and _range_over_a_size(node.func.value)
+        return isinstance(node.func, ast.Attribute) and _range_over_a_size(node.func.value, sized)
     if name in SIZED:
         return name == "count" or any(not isinstance(a, ast.Constant) for a in node.args)
-    return any(_range_over_a_size(a) for a in node.args)
-
-
-_SIZED_NAMES: dict = {}  # None -> names bound to a sized sequence in the cell being scanned (scan_source)
+    return any(_range_over_a_size(a, sized) for a in node.args)
 
 
 # Ways to reach an object without writing its name (issue 37: names built at run time hid a forger's descriptors,
@@ -208,7 +205,6 @@ ALLOWED_IMPORTS = {"torch", "numpy", "math", "cmath", "collections", "heapq", "b
 STRING_EVALUATORS = {"typing.get_type_hints", "typing.ForwardRef", "typing._eval_type", "string.Formatter",
                      "os.system", "os.popen", "os.exec", "os.spawn", "os.fork", "os.posix_spawn", "os.kill",
                      "course_lib.colab", "sys.modules",
-                     "sys.settrace", "sys.setprofile", "sys.getprofile", "sys.gettrace",
                      "sys.addaudithook", "sys.audit", "functools.singledispatch", "copy.copyreg",
                      "matplotlib.cbook", "matplotlib.pyplot.get_current_fig_manager", "numpy.lib", "torch.hub",
                      "torch.package", "torch.serialization", "torch.distributed", "torch.multiprocessing",
@@ -259,18 +255,6 @@ def _plain_path(node: ast.AST) -> bool:
         written = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
         return isinstance(node.values[0], ast.Constant) and not written.startswith(("/proc", "/dev"))
     return False
-
-
-def _numeric(node: ast.AST) -> bool:
-    """Whether an expression is evidently a number (a literal, arithmetic on numbers, int()/len()/sum()...)."""
-    if isinstance(node, ast.Constant):
-        return type(node.value) in (int, bool)
-    if isinstance(node, ast.BinOp):
-        return _numeric(node.left) or _numeric(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _numeric(node.operand)
-    return isinstance(node, ast.Call) and _dotted(node.func) in ("int", "len", "sum", "min", "max", "abs", "ord",
-                                                                 "round", "hash", "id")
 
 
 def hidden_reach(source: str) -> list[tuple[int, str]]:

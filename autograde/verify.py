@@ -640,9 +640,11 @@ def _relay(job: dict, sock) -> int:
     buf = bytearray()
     dead: list[str] = []  # why the answers' process can no longer be asked (then every later check says so)
 
+    unanswered = json.dumps([{"label": "*", "error": RELAY_DEAD, "mutated": []}])  # a check as a whole, failed
+
     def ask(name: str, info: dict) -> str:
         if dead:
-            return json.dumps([{"label": "*", "error": RELAY_DEAD, "mutated": []}])
+            return unanswered
         try:
             sock.sendall(boundary.frame(json.dumps({"name": name, "info": info}).encode()))
             while True:
@@ -658,7 +660,7 @@ def _relay(job: dict, sock) -> int:
         except (OSError, boundary.Rejected) as e:
             dead.append(str(e)[:300])
             print(f"relay: {dead[0]}", file=sys.stderr)
-            return json.dumps([{"label": "*", "error": RELAY_DEAD, "mutated": []}])
+            return unanswered
 
     write(boundary.frame(json.dumps({n: ask(n, info) for n, info in job["payloads"].items()}).encode()))
     if job.get("then"):
