@@ -1,7 +1,8 @@
 """Grading harness around nbgrader: release, grade, selfcheck (``python -m autograde --help``).
 
-Importing this package is cheap and imports no nbgrader: the sandboxes import a few of its modules (the runner,
-the kernel, the verification relay and answers' process: ``verify.SANDBOX_MODULES``), never ``autograde.hidden``.
+Importing this package is cheap and imports no nbgrader: the sandboxes run ``python -m autograde.inside.<name>``,
+which runs this file first; of the harness they see only it and ``autograde/inside/`` (what runs inside a
+sandbox or a limited child), never ``autograde.hidden`` (autograde/tests/test_layout.py).
 """
 
 import sys

@@ -3,7 +3,8 @@
 Nothing else in the harness reads what a student's code produced or what a student submitted. The rules:
 - files (only submissions: sandboxes write none) are opened without following links or blocking, must be
   regular files, and are read up to a cap (``read_submission``);
-- a sandbox speaks only through its standard output: one framed message (``frame``), or two where the grader
+- a sandbox speaks only through its standard output: one framed message (``frame``, autograde.inside.wire:
+  the format, shared with the processes that write it), or two where the grader
   holds back part of its input until the first is in (``run(then=...)``), read with a size cap and a deadline;
   between them, small side records (``side_frame``: what the checks' watch saw, written the moment it saw it),
   at most ``SIDE_COUNT`` of ``SIDE_BYTES`` each, parsed by ``watch_records``;
@@ -35,20 +36,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograde.inside.wire import (  # noqa: F401 - re-exported: the format both sides speak
+    FRAME_CAP, SIDE_BYTES, SIDE_COUNT, Rejected, frame, peek_message, read_side_records, side_frame, take_reply,
+)
+
 MAX_DEPTH = 64  # deepest JSON nesting accepted from a sandbox or a submission (notebooks need < 10)
 TEXT_CAP = 200_000  # characters kept of one output text
 ITEMS_CAP = 200  # outputs kept per cell
 # Measured on the five reference notebooks graded end to end (docs/sandbox.md, "Bounds"): the largest honest
 # message is 10.1 MB (05's hidden checks' outcomes), the largest JSON document 311,000 values (one check's
 # outcomes). Both caps leave room for a wrong answer's bigger outputs and bound the grader's memory per parse.
-FRAME_CAP = 16 << 20  # bytes of one message from a sandbox, whatever a caller asks
 VALUES_CAP = 1_000_000  # JSON values (and object keys) in one document from a sandbox
 MESSAGE_VALUES_CAP = 4_000_000  # in one verification message, its strings' contents counted: every outcomes
                                 # document it holds together (honest max 975,000: 03's hidden checks)
-
-
-class Rejected(ValueError):
-    """Untrusted input that does not have the expected form; str(e) is the one-line reason."""
 
 
 # ------------------------------------------------------------------------------------------- files
@@ -87,20 +87,6 @@ def is_plain_file(path: Path) -> bool:
 
 
 # --------------------------------------------------------------------------------------- processes
-def frame(payload: bytes) -> bytes:
-    """How a sandbox sends its one message: the length in decimal, a newline, the bytes."""
-    return b"%d\n" % len(payload) + payload
-
-
-SIDE_BYTES = 1024  # one side record
-SIDE_COUNT = 512   # side records per process
-
-
-def side_frame(payload: bytes) -> bytes:
-    """A side record: "w", the length in decimal, a newline, the bytes (read apart from the message)."""
-    return b"w%d\n" % len(payload) + payload
-
-
 @dataclass
 class Finished:
     """What came back from a sandboxed process."""
@@ -158,8 +144,8 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
     result = Finished(None, None, "")
     try:
         while True:
-            _side_records(out, result.side)
-            message = _message(out, limit)
+            read_side_records(out, result.side)
+            message = peek_message(out, limit)
             if message is not None and then is not None:
                 result.first, result.side_first = message, len(result.side)
                 del out[:len(bytes(out[:24]).partition(b"\n")[0]) + 1 + len(message)]
@@ -214,55 +200,6 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
     result.stderr = err.decode(errors="replace")
     result.seconds = time.monotonic() - t0
     return result
-
-
-def _side_records(buf: bytearray, side: list[bytes]) -> None:
-    """Move every whole side record at the start of buf into side."""
-    while buf[:1] == b"w":
-        head, sep, _ = bytes(buf[1:24]).partition(b"\n")
-        if not sep:
-            if len(buf) >= 24:
-                raise Rejected("a side record of the sandbox's output does not start with a length")
-            return
-        if not head.isdigit() or int(head) > SIDE_BYTES:
-            raise Rejected("a side record of the sandbox's output has no valid length")
-        start = len(head) + 2
-        if len(buf) < start + int(head):
-            return
-        if len(side) >= SIDE_COUNT:
-            raise Rejected(f"the sandbox sent more than {SIDE_COUNT} side records")
-        side.append(bytes(buf[start:start + int(head)]))
-        del buf[:start + int(head)]
-
-
-def _message(buf: bytearray, limit: int) -> bytes | None:
-    head, sep, _ = bytes(buf[:24]).partition(b"\n")
-    if not sep:
-        if len(buf) >= 24:
-            raise Rejected("the sandbox's output does not start with a length")
-        return None
-    if not head.isdigit() or int(head) > limit:
-        raise Rejected("the sandbox's output has no valid length" if not head.isdigit()
-                       else f"the sandbox announced {int(head)} bytes, over the limit of {limit}")
-    n, start = int(head), len(head) + 1
-    return bytes(buf[start:start + n]) if len(buf) >= start + n else None
-
-
-def take_reply(buf: bytearray, limit: int) -> tuple[list[bytes], bytes | None]:
-    """What the verification relay reads from the answers' process (autograde.verify): the whole side records at
-    the start of ``buf``, then its framed message if it is whole; both are removed from ``buf``. Raises
-    ``Rejected`` as ``run``'s reader does (a bad length, a message over ``limit``, at most ``FRAME_CAP``)."""
-    limit = min(limit, FRAME_CAP)
-    side: list[bytes] = []
-    _side_records(buf, side)
-    if buf[:1] == b"w":
-        return side, None  # a side record not whole yet
-    message = _message(buf, limit)
-    if message is not None:
-        del buf[:len(bytes(buf[:24]).partition(b"\n")[0]) + 1 + len(message)]
-    elif len(buf) > limit + 32:
-        raise Rejected(f"the answers' process sent more than {limit} bytes for one check")
-    return side, message
 
 
 # A grader's own memory (RLIMIT_DATA, set by the grader's entry point): grading the five references with one
@@ -379,7 +316,7 @@ def _index_list(v: Any, code_cells: set[int], what: str) -> list[int]:
 
 
 def cell_outputs(message: bytes, code_cells: set[int], *, limit: int) -> dict:
-    """The runner's report (autograde.runner) as {"outputs": {index: [items]}, "died": [...], "stuck": [...]}.
+    """The runner's report (autograde.inside.runner) as {"outputs": {index: [items]}, "died": [...], "stuck": [...]}.
 
     code_cells: indices of the notebook's code cells; every index reported must be one of them.
     """

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import nbformat
 
+from autograde.inside.cells import (  # noqa: F401 - re-exported: both sides of the boundary read cells alike
+    DEMO_TAG, is_autograded_test, is_demo, is_grade, is_solution, nbg,
+)
+
 REPO = Path(__file__).resolve().parents[1]
-DEMO_TAG = "demo"
 HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n?(.*?)### END HIDDEN TESTS", re.S)
 CHECK_CALL = re.compile(r"\b(hidden_check|check)\(\s*['\"]([\w.\-]+)['\"]")
 
@@ -104,28 +107,6 @@ class Course:
 def read_notebook(path: Path) -> nbformat.NotebookNode:
     """Read a notebook as nbformat v4."""
     return nbformat.read(str(path), as_version=4)
-
-
-def nbg(cell) -> dict:
-    """The cell's nbgrader metadata ({} if none)."""
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
-
-
-def is_grade(cell) -> bool:
-    return bool(nbg(cell).get("grade"))
-
-
-def is_solution(cell) -> bool:
-    return bool(nbg(cell).get("solution"))
-
-
-def is_autograded_test(cell) -> bool:
-    """A code cell with points and no answer in it: its score comes from running it."""
-    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
-
-
-def is_demo(cell) -> bool:
-    return DEMO_TAG in cell.get("metadata", {}).get("tags", [])
 
 
 def check_calls(nb) -> list[tuple[str, str, str]]:

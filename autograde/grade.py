@@ -3,7 +3,7 @@
 For each (student, assignment), in four steps (docs/threat-model.md):
 1. intake (autograde.intake, a limited child): the submitted file is read without following links, parsed,
    rebuilt against the release notebook (test cells restored from the release: no hidden test source), scanned;
-2. run (autograde.runner, in a sandbox): the rebuilt notebook runs top to bottom in a kernel that sees only
+2. run (autograde.inside.runner, in a sandbox): the rebuilt notebook runs top to bottom in a kernel that sees only
    Python, course_lib, the visible checks and the model file; it reports each cell's output as text through
    its standard output. A kernel that dies (``os._exit``, a crash) costs only the cell that killed it;
 3. verify (autograde.verify, in another sandbox): the student's functions run again on every check's inputs;
@@ -37,6 +37,7 @@ import nbformat
 
 from autograde import boundary, sandbox
 from autograde.course import REPO, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, write_atomic
+from autograde.inside import RUNNER
 
 # most severe first: the CSV shows the first that applies, `detail` lists all
 # (memory_limit before kernel_died: a kernel killed by the memory cgroup died because of memory)
@@ -467,7 +468,7 @@ class Grader:
             tests = [nbg(c)["grade_id"] for c in nb.cells if is_autograded_test(c)]
             job_in = json.dumps({"notebook": text, "cell_timeout": cell_timeout,
                                  "retries": self.limits.kernel_retries}).encode()
-            argv = [sys.executable, "-m", "autograde.runner"]
+            argv = [sys.executable, "-m", RUNNER]
             group = (sandbox.MemoryGroup(policy.memory_bytes, "run", watch_bytes=policy.address_space)
                      if slot is not None else None)
             if slot is not None:

@@ -2,8 +2,8 @@
 
 A submission is hostile input even before any of it runs: JSON nested 100,000 deep, a 4 MB cell that makes
 the similarity matching quadratic, or source that makes the static scan's parser take gigabytes. So the
-grader never parses it itself. ``intake(...)`` runs ``python -m autograde.intake`` under an address-space and
-CPU limit and a wall-clock deadline, and reads back one framed message through autograde.boundary: either the
+grader never parses it itself. ``intake(...)`` runs ``python -m autograde.inside.intake`` under an address-space
+and CPU limit and a wall-clock deadline, and reads back one framed message through autograde.boundary: either the
 rebuilt notebook (autograde.sanitize) with its repair notes and the static scan's flags, or a status with a
 detail: ``invalid_notebook`` (not a notebook, too large, too deep, unparseable) or ``wrong_assignment`` (it is
 recognisably another assignment's notebook).
@@ -19,16 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograde import boundary
+from autograde.inside import INTAKE
+from autograde.inside.cells import norm as _norm
 
 MEMORY_BYTES = 2 << 30
 CPU_SECONDS = 60
 WALL_SECONDS = 120
 MESSAGE_LIMIT = boundary.FRAME_CAP
-# the course's notebooks have < 150 cells and < 200 KB of source: a submission far past that is not an answer,
-# and the grading of its text (matching, nbgrader, feedback) would cost minutes
-MAX_CELLS = 1000
-MAX_CELL_CHARS = 256_000
-MAX_SOURCE_CHARS = 4_000_000
 
 
 @dataclass
@@ -41,10 +38,6 @@ class Intake:
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     rule_failures: dict[str, list[str]] = field(default_factory=dict)  # check name -> forbidden uses found
-
-
-def _norm(src: str) -> str:
-    return "\n".join(line.rstrip() for line in src.strip().splitlines())
 
 
 def fingerprints(release_text: str) -> dict:
@@ -72,7 +65,7 @@ def intake(raw: bytes, release_text: str, assignment: str, known: dict[str, dict
     header = json.dumps({"release": release_text, "assignment": assignment, "known": known, "scan": scan,
                          "rules": rules}).encode()
     cmd = ["prlimit", f"--as={MEMORY_BYTES}", f"--cpu={CPU_SECONDS}", "--core=0", "--",
-           sys.executable, "-m", "autograde.intake"]
+           sys.executable, "-m", INTAKE]
     try:
         done = boundary.run(cmd, b"%d\n" % len(header) + header + raw, limit=MESSAGE_LIMIT, deadline_s=WALL_SECONDS,
                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
@@ -97,88 +90,3 @@ def intake(raw: bytes, release_text: str, assignment: str, known: dict[str, dict
                       {k: [m[:500] for m in v[:20]] for k, v in found.items() if v})
     except boundary.Rejected as e:
         return Intake("invalid_notebook", f"the notebook could not be read: {e}")
-
-
-def _identify(cells: list[dict], assignment: str, known: dict[str, dict]) -> str | None:
-    """The assignment this notebook recognisably belongs to, if that is not ``assignment``."""
-    ids = {(c["metadata"].get("nbgrader") or {}).get("grade_id") for c in cells if isinstance(c["metadata"].get("nbgrader"), dict)}
-    texts = {hashlib.sha256(_norm(c["source"]).encode()).hexdigest() for c in cells if len(c["source"]) < 100_000}
-    score = {a: len(ids & set(f["ids"])) + len(texts & set(f["texts"])) for a, f in known.items()}
-    best = max(score, key=lambda a: (score[a], a == assignment)) if score else assignment
-    if best != assignment and score[best] >= 3 and score.get(assignment, 0) * 4 < score[best]:
-        return best
-    return None
-
-
-def _main() -> int:
-    out_fd = os.dup(1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-    stdin = sys.stdin.buffer
-    n = int(stdin.readline())
-    job = json.loads(stdin.read(n))
-    raw = stdin.read()
-
-    def reply(obj: dict) -> int:
-        os.write(out_fd, boundary.frame(json.dumps(obj).encode()))
-        return 0
-
-    import nbformat
-
-    from autograde.sanitize import InvalidNotebook, parse_submission, rebuild
-    try:
-        cells = parse_submission(raw)
-        sizes = [len(c["source"]) for c in cells]
-        if len(cells) > MAX_CELLS or max(sizes, default=0) > MAX_CELL_CHARS or sum(sizes) > MAX_SOURCE_CHARS:
-            return reply({"status": "invalid_notebook", "detail": (
-                f"too large to grade: {len(cells)} cells, {sum(sizes)} characters of source, the largest cell "
-                f"{max(sizes, default=0)} (limits: {MAX_CELLS} cells, {MAX_SOURCE_CHARS} characters, "
-                f"{MAX_CELL_CHARS} per cell)")})
-        other = _identify(cells, job["assignment"], job["known"])
-        if other is not None:
-            return reply({"status": "wrong_assignment",
-                          "detail": f"this is the notebook of {other}, not of {job['assignment']}: submit it there"})
-        nb, notes = rebuild(raw, nbformat.reads(job["release"], as_version=4))
-    except RecursionError:
-        return reply({"status": "invalid_notebook", "detail": "its JSON is nested too deeply to be a notebook"})
-    except (InvalidNotebook, nbformat.ValidationError) as e:
-        return reply({"status": "invalid_notebook", "detail": str(e)[:1000] or type(e).__name__})
-    except UnicodeError as e:  # a lone surrogate ("\ud800") is valid JSON but no text: it cannot be written out
-        return reply({"status": "invalid_notebook", "detail": f"its text is not valid Unicode ({e.reason})"})
-    flags: list[str] = []
-    tamper: list[str] = []
-    if job.get("scan"):
-        from autograde.scan import scan_notebook, tampering
-        from autograde.course import is_autograded_test, is_demo
-        flags = scan_notebook(nb)
-        release = nbformat.reads(job["release"], as_version=4)
-        course_lines = {line.strip() for c in release.cells if c.cell_type == "code"
-                        for line in c.source.splitlines() if line.strip()}
-        # what the verification runs (not test or demo cells), on lines the course did not write itself
-        tamper = tampering(nb, flags, course_lines, runs=lambda c: not is_autograded_test(c) and not is_demo(c))
-        flags += [f for f in tamper if f not in flags]
-    found: dict[str, list[str]] = {}
-    if job.get("rules"):
-        from autograde.course import is_autograded_test, is_demo
-        from course_lib.checks.rules import answer_is_stub, notebook_violations
-        answers = [c.source for c in nb.cells if c.cell_type == "code" and not is_autograded_test(c)
-                   and not is_demo(c)]  # what the kernel and the verification run
-        # the checking process is the notebook's own: none of its results can be trusted
-        reaching = (["your notebook reaches into the process that checks it (" + "; ".join(tamper)[:300]
-                     + "): no result of it can be trusted"] if tamper else [])
-        for name, (exercise, forbidden) in job["rules"].items():
-            try:
-                found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden)] + reaching
-                if answer_is_stub(answers, exercise):
-                    # whatever values the process sends for it: a cell elsewhere can answer the calls
-                    found[name].append(f"{exercise} is not answered: its definition still only raises "
-                                       "NotImplementedError")
-            except Exception as e:  # noqa: BLE001 - code that breaks the reader: the rule cannot be checked,
-                # so it is not met (a reader that fails open would be a way around every rule)
-                found[name] = [f"the answer to {exercise} could not be read for the calls it may not use "
-                               f"({type(e).__name__})"]
-    return reply({"status": "ok", "notebook": nbformat.writes(nb), "notes": notes, "flags": flags,
-                  "rules": found})
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -1,7 +1,7 @@
 """nbgrader preprocessors of the trusted grading pass (imported by the worker process, never in a sandbox).
 
 - ``InjectOutputs``: takes the place of nbgrader's Execute. The notebook was already run in a sandbox
-  (autograde.runner); this puts back what each cell printed there, as inert text validated by
+  (autograde.inside.runner); this puts back what each cell printed there, as inert text validated by
   autograde.boundary, and adds an error to every autograded test cell that failed the verification outside the
   kernel (autograde.verify), so nbgrader's own scoring gives each cell the lower of the two results.
 - ``StderrNotFailure``: nbgrader scores 0 for any grade cell that wrote to stderr (``utils.determine_grade``

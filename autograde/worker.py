@@ -1,7 +1,7 @@
 """The trusted grading pass of one student, in its own process: ``python -m autograde.worker JOBDIR``.
 
-By the time this runs, the student's code has run in a sandbox (autograde.runner) and been checked again in
-another (autograde.verify); the grader validated what came out (autograde.boundary) and wrote it into
+By the time this runs, the student's code has run in a sandbox (autograde.inside.runner) and been checked again
+in another (autograde.verify); the grader validated what came out (autograde.boundary) and wrote it into
 JOBDIR/job.json. JOBDIR is a folder no sandbox ever had mounted, so nothing here follows a path a student
 could have planted. This process runs nbgrader's autograde with ``InjectOutputs`` in place of execution (no
 kernel, no student code), so nbgrader's gradebook, scores and autograded notebook come from validated data

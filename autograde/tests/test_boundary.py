@@ -265,12 +265,12 @@ def test_side_records_are_split_off_the_message_whatever_they_hold(payloads, mes
     """Side records before and between the message's bytes never change the message; malformed ones reject."""
     buf = bytearray(b"".join(boundary.side_frame(p) for p in payloads) + boundary.frame(message))
     side: list[bytes] = []
-    boundary._side_records(buf, side)
-    assert side == payloads and boundary._message(buf, 1000) == message
+    boundary.read_side_records(buf, side)
+    assert side == payloads and boundary.peek_message(buf, 1000) == message
 
 
 def _feed(stream: bytes, cuts: list[int], limit: int) -> tuple[list[bytes], list[bytes]]:
-    """The relay's reading (autograde.verify._relay): the stream arrives in pieces cut at ``cuts``; every reply
+    """The relay's reading (autograde.inside.relay._relay): the stream arrives in pieces cut at ``cuts``; every reply
     taken as soon as it is whole. Returns (side records, messages) in order."""
     buf, side, messages = bytearray(), [], []
     points = sorted({min(max(c, 0), len(stream)) for c in cuts} | {len(stream)})

@@ -4,7 +4,7 @@ A white-box red team (it had read autograde/) left every answer as the template'
 cell running inside the verification child, wrote the visible outcomes frame itself, read the hidden payloads
 from standard input and wrote the second frame: 19/20 on 02, `graded`, unflagged. Now the process that runs the
 cells (the answers' process) holds neither of the grader's pipes: a relay that runs no cell holds them, asks for
-one check at a time and frames what it writes itself (autograde.verify._child). What these tests hold:
+one check at a time and frames what it writes itself (autograde.inside.relay._child). What these tests hold:
 
 - the answers' process has /dev/null as standard input and output, and cannot open the relay's descriptors
   (the relay is not dumpable);
@@ -134,7 +134,7 @@ def test_the_answers_process_holds_none_of_the_graders_pipes_and_a_forged_frame_
 def test_a_broken_frame_ends_the_asking_not_the_run_and_its_text_reaches_no_page():
     """A white-box red team announced a 21-digit frame length that encoded what it had read: the Rejected message
     quoted it on every cell of its page. The relay now stops asking and the grader writes a fixed text."""
-    from autograde.verify import RELAY_DEAD
+    from autograde.inside.relay import RELAY_DEAD
 
     secret = 123456789012345678
     cell = PROBE + f"os.write(sock[0], b'1%020d\\n' % {secret})\n"

@@ -1,4 +1,4 @@
-"""The runner (autograde.runner) shares its uid with the student's kernel: it makes itself not dumpable, so the
+"""The runner (autograde.inside.runner) shares its uid with the student's kernel: it makes itself not dumpable, so the
 kernel cannot ptrace it, write its memory through /proc or take its report pipe (red team 5 did all three)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from autograde.runner import _not_dumpable
+from autograde.inside.runner import _not_dumpable
 
 UID = 65534
 

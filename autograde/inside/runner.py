@@ -1,7 +1,7 @@
-"""Run a student's notebook top to bottom INSIDE a sandbox: ``python -m autograde.runner`` (untrusted side).
+"""Run a student's notebook top to bottom INSIDE a sandbox: ``python -m autograde.inside.runner`` (untrusted side).
 
 Reads the job from standard input (JSON: the notebook to run, its cell timeout, how often to retry after the
-kernel dies) and writes one framed message to standard output (autograde.boundary.frame): what each code cell
+kernel dies) and writes one framed message to standard output (autograde.inside.wire.frame): what each code cell
 printed, as plain text, and which cells killed the kernel or ignored the interrupt at their time limit.
 
 Everything here runs as the sandbox user, beside the student's kernel: the grader believes none of it. What it
@@ -18,7 +18,7 @@ import re
 import sys
 import time
 
-DEMO_TAG = "demo"  # as autograde.course.DEMO_TAG; this module imports nothing of the harness
+DEMO_TAG = "demo"  # as autograde.inside.cells.DEMO_TAG
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 KERNEL_DIED = "KernelDied"
 KERNEL = "autograde-python"
@@ -31,7 +31,7 @@ def _kernelspec() -> None:
     folder = f"{TMP}/jupyter/kernels/{KERNEL}"
     os.makedirs(folder, exist_ok=True)
     with open(f"{folder}/kernel.json", "w") as f:
-        json.dump({"argv": [sys.executable, "-m", "autograde.kernel", "-f", "{connection_file}"],
+        json.dump({"argv": [sys.executable, "-m", "autograde.inside.kernel", "-f", "{connection_file}"],
                    "display_name": "Python 3 (grading)", "language": "python"}, f)
     for key, sub in (("JUPYTER_PATH", ""), ("JUPYTER_RUNTIME_DIR", "/runtime"), ("JUPYTER_DATA_DIR", "/data"),
                      ("JUPYTER_CONFIG_DIR", "/config")):

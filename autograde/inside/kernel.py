@@ -1,6 +1,6 @@
-"""The grading kernel: ipykernel with resource limits, started by autograde.runner inside a sandbox.
+"""The grading kernel: ipykernel with resource limits, started by autograde.inside.runner inside a sandbox.
 
-``python -m autograde.kernel -f CONNECTION_FILE``: apply RLIMIT_AS and RLIMIT_FSIZE from the environment
+``python -m autograde.inside.kernel -f CONNECTION_FILE``: apply RLIMIT_AS and RLIMIT_FSIZE from the environment
 (AUTOGRADE_MEMORY_BYTES, AUTOGRADE_FILE_BYTES; the sandbox sets its own limits already, this serves
 `grade --no-sandbox`), so a runaway allocation becomes a MemoryError inside the cell, then run ipykernel.
 """

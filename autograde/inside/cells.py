@@ -1,0 +1,39 @@
+"""What a notebook's cells are, read the same way on both sides of the trust boundary: graded, answer, test
+(autograded) and demo cells. The grader (autograde.course re-exports these), the verification's answers'
+process (autograde.inside.relay) and the intake child (autograde.inside.intake) must agree on which cells run.
+
+With autograde.inside.wire, the only modules of autograde.inside that the trusted side imports besides the
+entry points' names (autograde/tests/test_layout.py): standard library only.
+"""
+
+from __future__ import annotations
+
+DEMO_TAG = "demo"
+
+
+def nbg(cell) -> dict:
+    """The cell's nbgrader metadata ({} if none)."""
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def is_grade(cell) -> bool:
+    return bool(nbg(cell).get("grade"))
+
+
+def is_solution(cell) -> bool:
+    return bool(nbg(cell).get("solution"))
+
+
+def is_autograded_test(cell) -> bool:
+    """A code cell with points and no answer in it: its score comes from running it."""
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+def is_demo(cell) -> bool:
+    return DEMO_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def norm(src: str) -> str:
+    """A cell's source without trailing spaces or surrounding blank lines: what identifies a locked cell
+    (autograde.intake.fingerprints in the grader, autograde.inside.intake._identify in the intake child)."""
+    return "\n".join(line.rstrip() for line in src.strip().splitlines())
