@@ -469,10 +469,9 @@ class Grader:
             job_in = json.dumps({"notebook": text, "cell_timeout": cell_timeout,
                                  "retries": self.limits.kernel_retries}).encode()
             argv = [sys.executable, "-m", RUNNER]
-            group = (sandbox.MemoryGroup(policy.memory_bytes, "run", watch_bytes=policy.address_space)
-                     if slot is not None else None)
+            group = None
             if slot is not None:
-                cmd = group.prefix() + sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot.n, env=env)
+                cmd, group = sandbox.command(argv, readonly=readonly, env=env, policy=policy, slot=slot.n, name="run")
                 run_env = None
             else:
                 cmd, run_env = self._unsandboxed(argv, env, work / f"scratch-{name}", policy)

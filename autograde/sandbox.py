@@ -502,3 +502,18 @@ def wrap(argv: list[str], *, readonly: list[Path], policy: Policy = Policy(), sl
             f"--fsize={policy.file_bytes}", f"--cpu={policy.cpu_seconds}", f"--nofile={_open_files(policy)}",
             "--core=0", "--"]
     return cmd + list(argv)
+
+
+def command(argv: list[str], *, readonly: list[Path], env: dict[str, str], policy: Policy, slot: int,
+            name: str) -> tuple[list[str], MemoryGroup]:
+    """The grader's one way to run student code: argv in a sandbox (``wrap``) inside a memory group of its own.
+
+    Returns (the command, its group): pass ``group.started`` to ``boundary.run`` (the watchdog, where no cgroup can
+    be made), then ``group.hit()`` says whether the processes together reached the budget; close the group after.
+    Used by the run (autograde.grade) and the verification (autograde.verify); ``name`` names the cgroup."""
+    group = MemoryGroup(policy.memory_bytes, name, watch_bytes=policy.address_space)
+    try:
+        return group.prefix() + wrap(argv, readonly=readonly, policy=policy, slot=slot, env=env), group
+    except BaseException:
+        group.close()
+        raise

@@ -378,10 +378,9 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     hidden = {n: info for n, info in payloads.items() if info["kind"] != "check"}  # hidden checks and twins
     job = boundary.frame(json.dumps({"notebook": notebook_json, "payloads": visible, "then": bool(hidden)}).encode())
     then = boundary.frame(json.dumps({"payloads": hidden}).encode()) if hidden else None
-    group = (sandbox.MemoryGroup(policy.memory_bytes, "verify", watch_bytes=policy.address_space)
-             if sandboxed else None)
+    group = None
     if sandboxed:
-        cmd = group.prefix() + sandbox.wrap(argv, readonly=readonly, policy=policy, slot=slot, env=env)
+        cmd, group = sandbox.command(argv, readonly=readonly, env=env, policy=policy, slot=slot, name="verify")
         run_env = None
     else:
         cmd = ["prlimit", f"--as={policy.address_space}", f"--cpu={policy.cpu_seconds}", "--core=0", "--", *argv]

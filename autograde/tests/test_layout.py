@@ -140,3 +140,18 @@ def test_what_inside_uses_is_in_the_python_installation_the_sandbox_binds(librar
     assert spec is not None and spec.origin is not None, f"{library} is not installed"
     origin = Path(spec.origin).resolve()
     assert any(p == origin or p in origin.parents for p in sandbox.python_paths()), (origin, sandbox.python_paths())
+
+
+def test_the_sandbox_command_is_built_in_one_place():
+    """grade (the run) and verify (the verification) both call sandbox.command; nothing else builds a bubblewrap
+    command or a memory group, but gradescope's probe of whether sandboxes work at all (it runs `print('ok')`)."""
+    callers: dict[str, set[str]] = {}
+    for path in sorted(AUTOGRADE.glob("*.py")):
+        if path.name == "sandbox.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "sandbox"
+                    and node.func.attr in ("wrap", "MemoryGroup", "command")):
+                callers.setdefault(node.func.attr, set()).add(path.name)
+    assert callers == {"command": {"grade.py", "verify.py"}, "wrap": {"gradescope.py"}}, callers
