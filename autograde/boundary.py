@@ -389,10 +389,10 @@ def watch_records(side: list[bytes], names: set[str]) -> tuple[dict[str, set[str
 
 def decode_outcomes(text: str, n_cases: int, *, limit: int) -> list:
     """One check's outcomes (course_lib.checks.engine.Outcome), one per case, from the child's text."""
-    from course_lib.checks.engine import Outcome
+    from autograde.inside.codec import outcome_from_json
     data = loads(text.encode(), limit=limit)
     _expect(isinstance(data, list), "outcomes are not a list")
     try:
-        return [Outcome.from_json(d) for d in data]
+        return [outcome_from_json(d) for d in data]
     except Exception as e:  # noqa: BLE001 - any failure to decode is the student's malformed output
         raise Rejected(f"unreadable outcome: {type(e).__name__}: {str(e)[:200]}") from None

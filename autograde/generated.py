@@ -19,7 +19,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from course_lib.checks.engine import Case, decode, encode
+from autograde.inside.codec import decode, encode
+from course_lib.checks.engine import Case
 
 FORMAT = 1
 FOLDER = Path(__file__).resolve().parent / "generated"

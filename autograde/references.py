@@ -18,7 +18,8 @@ from typing import Any
 
 from autograde.course import Course, check_calls, is_autograded_test, is_demo, read_notebook
 from autograde.hidden import FORMAT, case_fingerprint, same_inputs
-from course_lib.checks.engine import MISSING, decode, encode, run_cases
+from autograde.inside.codec import decode, encode
+from course_lib.checks.engine import MISSING, run_cases
 
 _NAMESPACES: dict[tuple[str, str, str], dict] = {}
 

@@ -77,7 +77,7 @@ def _payloads_of(course: Course, source: Path) -> tuple[dict, dict]:
 
 def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
     """{check name: (exercise, payload json)} for every check the notebook's test cells call; and cell -> names."""
-    from course_lib.checks.engine import encode_cases
+    from autograde.inside.codec import encode_cases
 
     visible, hidden = course.visible_registry(), course.hidden_registry()
     calls = [(grade_id, kind, name, (hidden if kind == "hidden_check" else visible).get(name))

@@ -22,7 +22,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from course_lib.checks.engine import MISSING, Case, Registry, decode, encode, evaluate
+from autograde.inside.codec import decode, encode
+from course_lib.checks.engine import MISSING, Case, Registry, evaluate
 
 FORMAT = 2
 

@@ -8,14 +8,17 @@ autograde.boundary.
 - ``relay``: sandbox 2, the verification: the relay (``_child``, ``_relay``: holds the grader's pipes, runs no
   cell) and the answers' process (``_answers``: runs the student's cells, answers one check at a time);
 - ``intake``: the intake child (prlimit, not a sandbox): parses and reads the submitted bytes;
-- ``wire``: the format both sides speak (frames, side records, the relay's reader); ``cells``: which cells are
-  tests and demos, read alike on both sides.
+- ``payload``: one check asked of the answers' process (decode its cases, call the answer, encode the outcomes);
+- ``wire``: the format both sides speak (frames, side records, the relay's reader); ``codec``: how values, check
+  inputs and outcomes are written as JSON (moved out of course_lib: students never need it); ``cells``: which
+  cells are tests and demos, read alike on both sides.
 
 The whole folder is mounted read-only into every sandbox (autograde.verify.course_sandbox), with
 autograde/__init__.py and course_lib/. Its modules import nothing but the standard library, the notebook libraries
 (nbformat, nbclient, ipykernel, IPython, torch, numpy) and course_lib (the intake child also the grader's own
 readers, autograde.sanitize and autograde.scan: it runs in no sandbox), and the trusted side imports from here
-only the entry points' names below, ``wire`` and ``cells`` (autograde/tests/test_layout.py holds both rules).
+only the entry points' names below, ``wire``, ``codec`` and ``cells`` (autograde/tests/test_layout.py holds both
+rules).
 This file imports nothing: the trusted side reads the names without running any module of the package.
 """
 

@@ -2,8 +2,8 @@
 (autograded) and demo cells. The grader (autograde.course re-exports these), the verification's answers'
 process (autograde.inside.relay) and the intake child (autograde.inside.intake) must agree on which cells run.
 
-With autograde.inside.wire, the only modules of autograde.inside that the trusted side imports besides the
-entry points' names (autograde/tests/test_layout.py): standard library only.
+With wire and codec, the only modules of autograde.inside that the trusted side imports besides the entry
+points' names (autograde/tests/test_layout.py): standard library only.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ autograde.verify.verify_notebook): the relay and the answers' process. Untrusted
    time over a socket, and writes what comes back to the grader, framed by itself (autograde.inside.wire);
 2. the answers' process (``_answers``): runs the student's own code cells (not test cells, not ``demo`` cells)
    in a private IPython shell, with standard input and output on /dev/null, then calls each exercise's function
-   on the encoded inputs of the check it is asked (``course_lib.checks.engine.run_encoded``), the checks'
+   on the encoded inputs of the check it is asked (``autograde.inside.payload.run_encoded``), the checks'
    modules sealed before any cell ran (``_Seal``).
 
 It sees no references, no solutions, no gradebook; the hidden checks' inputs reach it only after it has sent
@@ -273,7 +273,7 @@ def _answers(job: dict, out_fd: int) -> None:
             pass
     from course_lib.checks import trace
     trace._listen()  # its audit hook, in place before any cell (it is part of the seal below)
-    run_encoded = engine.run_encoded
+    from autograde.inside.payload import run_encoded  # with the codec: both sealed below, as the engine is
     # json too: the child writes its results with it (a white-box red team rewrote them through json.dumps)
     sealed = tuple(p for p in ("course_lib.checks", "autograde", "json",
                                *os.environ.get("AUTOGRADE_CHECK_PACKAGES", "").split(",")) if p)

@@ -6,8 +6,8 @@ autograde.boundary.run; the verification relay (autograde.inside.relay) reads th
 with ``take_reply``: both with the readers here (``read_side_records``, ``peek_message``), so the two readings
 cannot drift.
 
-With autograde.inside.cells, the only modules of autograde.inside that the trusted side imports besides the
-entry points' names (autograde/tests/test_layout.py): standard library only, pure functions of bytes.
+With cells and codec, the only modules of autograde.inside that the trusted side imports besides the entry
+points' names (autograde/tests/test_layout.py): standard library only, pure functions of bytes.
 """
 
 from __future__ import annotations
@@ -67,9 +67,10 @@ def peek_message(buf: bytearray, limit: int) -> bytes | None:
 
 
 def take_reply(buf: bytearray, limit: int) -> tuple[list[bytes], bytes | None]:
-    """What the verification relay reads from the answers' process (autograde.inside.relay): the whole side records at
-    the start of ``buf``, then its framed message if it is whole; both are removed from ``buf``. Raises
-    ``Rejected`` as the grader's reader does (autograde.boundary.run) (a bad length, a message over ``limit``, at most ``FRAME_CAP``)."""
+    """What the verification relay reads from the answers' process (autograde.inside.relay): the whole side
+    records at the start of ``buf``, then its framed message if it is whole; both are removed from ``buf``. Raises
+    ``Rejected`` as the grader's reader does (autograde.boundary.run): a bad length, a message over ``limit``, at
+    most ``FRAME_CAP``."""
     limit = min(limit, FRAME_CAP)
     side: list[bytes] = []
     read_side_records(buf, side)

@@ -1,7 +1,7 @@
 """Contracts applied by the engine (issue 16, item 1), forbidden calls (item 5), messages (item 6), the mutator.
 
 Every verdict is taken the way the grader takes it: student code runs through ``run_encoded`` (JSON out),
-``Outcome.from_json`` reads the facts back, ``judge`` decides outside. Cost: < 1 s, no model.
+``outcome_from_json`` reads the facts back, ``judge`` decides outside. Cost: < 1 s, no model.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autograde.inside.codec import encode_cases, outcome_from_json
+from autograde.inside.payload import run_encoded
 from autograde.mutants import mutate
 from course_lib.checks.engine import (
     Case,
     Check,
     Contract,
     Generator,
-    Outcome,
     allclose,
-    encode_cases,
     judge,
-    run_encoded,
 )
 from course_lib.checks.logits_softmax import SOFTMAX_FORBIDDEN
 from course_lib.checks.rules import function_violations, notebook_violations, violations
@@ -31,7 +30,7 @@ from course_lib.checks.rules import function_violations, notebook_violations, vi
 
 def _verdict(check: Check, fn) -> list[tuple[str, str]]:
     cases = check.cases()
-    outs = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases, check.allow_mutation)))]
+    outs = [outcome_from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases, check.allow_mutation)))]
     return judge(check, cases, outs, [c.expected for c in cases]).failures
 
 

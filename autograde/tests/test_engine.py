@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from autograde.inside.codec import dumps, encode, encode_cases, loads, outcome_from_json
+from autograde.inside.payload import run_encoded
 from course_lib.checks.engine import (
-    Case, Check, CheckFailed, Generator, Outcome, Registry, Resource, allclose, dumps, encode,
-    encode_cases, evaluate, exact, judge, loads, multinomial_fit, run_cases, run_encoded, set_equal,
+    Case, Check, CheckFailed, Generator, Outcome, Registry, Resource, allclose,
+    evaluate, exact, judge, multinomial_fit, run_cases, set_equal,
 )
 
 
@@ -109,7 +111,7 @@ def test_out_of_process_path_matches_in_process():
     def naive(x):
         return torch.exp(x) / torch.exp(x).sum()
     cases = SOFTMAX.cases()
-    outcomes = [Outcome.from_json(d) for d in json.loads(run_encoded(naive, encode_cases(cases)))]
+    outcomes = [outcome_from_json(d) for d in json.loads(run_encoded(naive, encode_cases(cases)))]
     remote = judge(SOFTMAX, cases, outcomes, [c.expected for c in cases])
     local = evaluate(SOFTMAX, naive, raise_on_fail=False)
     assert remote.failures == local.failures and not remote.passed
@@ -181,7 +183,7 @@ def test_raises_case_passes_only_on_that_exception_in_and_out_of_process():
 
     for fn, ok in [(good, True), (subclass, True), (wrong_type, False), (silent, False)]:
         direct = judge(chk, cases(), run_cases(chk, fn), [None])
-        outcomes = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases())))]
+        outcomes = [outcome_from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases())))]
         crossed = judge(chk, cases(), outcomes, [None])
         assert direct.passed is ok and crossed.passed is ok, (fn.__name__, direct.message, crossed.message)
     msg = judge(chk, cases(), run_cases(chk, silent), [None]).message
@@ -362,7 +364,7 @@ def test_an_input_written_in_place_and_restored_is_a_mutation():
         return torch.softmax(x.clone().sub_(x.max()), -1)   # in-place, but on its own copy
 
     for fn, flagged in [(restore, True), (reads, False)]:
-        outs = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(SOFTMAX.cases())))]
+        outs = [outcome_from_json(d) for d in json.loads(run_encoded(fn, encode_cases(SOFTMAX.cases())))]
         assert all(bool(o.mutated) == flagged for o in outs if o.error is None), fn.__name__
         if flagged:
             assert all("written and then restored" in m for o in outs for m in o.mutated)
@@ -387,14 +389,14 @@ def test_a_no_draw_case_fails_a_function_that_moves_its_generator():
                                             no_draw=no_draw)], exact())
         cases = chk.cases()
         for fn, fails in [(draws, no_draw), (still, False)]:
-            outs = [Outcome.from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases)))]
+            outs = [outcome_from_json(d) for d in json.loads(run_encoded(fn, encode_cases(cases)))]
             assert outs[0].generator_moved is (fn is draws)
             result = judge(chk, cases, outs, [c.expected for c in cases])
             assert (not result.passed) is fails, (fn.__name__, no_draw, result)
             if fails:
                 assert "drew from `generator`" in result.failures[0][1]
     with pytest.raises(ValueError):
-        Outcome.from_json({"label": "t0", "error": None, "generator_moved": 1})
+        outcome_from_json({"label": "t0", "error": None, "generator_moved": 1})
 
 
 def test_a_counted_case_that_comes_back_uncounted_fails_both_cost_rules():

@@ -59,7 +59,8 @@ os.write(sock[0], b"w%d\\n" % len(note) + note.encode())
 # reference's) and an error elsewhere; then it waits for hidden inputs that would come on standard input.
 FORGER = f"LEAK = {LEAK!r}\n" + PROBE + """
 import torch
-from course_lib.checks.engine import Outcome, decode
+from autograde.inside.codec import decode
+from course_lib.checks.engine import Outcome
 
 def _soft(x):
     e = torch.exp(x - x.amax(dim=-1, keepdim=True))

@@ -9,7 +9,7 @@ import torch
 
 from autograde import generated, strategies
 from autograde.course import Course
-from course_lib.checks.engine import encode
+from autograde.inside.codec import encode
 
 
 def _declared() -> dict[str, tuple[str, str, int]]:

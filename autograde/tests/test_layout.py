@@ -1,6 +1,7 @@
 """The trust boundary is the package layout (issue 36): autograde/inside/ holds everything that runs in a sandbox or a
 limited child, is mounted whole, and imports only what a sandbox has; the trusted side imports from it only the
-entry points' names and the two modules both sides share. Read from the source (ast): no module is run, < 1 s.
+entry points' names and the three modules both sides share (wire, cells, codec). Read from the source (ast): no
+module is run, < 2 s.
 
 Without these, a top-level import added to a module that runs inside passed every in-process test and failed
 only inside bubblewrap, as a per-student "verification process exited".
@@ -25,7 +26,7 @@ INSIDE = AUTOGRADE / "inside"
 # (test_what_inside_uses_is_in_the_python_installation_the_sandbox_binds)
 NOTEBOOK_LIBRARIES = {"nbformat", "nbclient", "jupyter_client", "ipykernel", "IPython", "torch", "numpy"}
 # the modules of autograde/inside/ that the trusted side may import (besides the package's entry-point names)
-SHARED = {"autograde.inside.wire", "autograde.inside.cells"}
+SHARED = {"autograde.inside.wire", "autograde.inside.cells", "autograde.inside.codec"}
 ENTRY_NAMES = {"RUNNER", "KERNEL", "RELAY", "INTAKE", "ENTRY_POINTS"}  # autograde/inside/__init__.py: strings only
 # The intake child runs under prlimit with the checkout on its path, in no sandbox: it reads with the grader's own
 # readers, which the grader also runs in-process (selfcheck rebuilds notebooks; scan is the reading's rules).
@@ -47,8 +48,9 @@ def _imports(path: Path) -> list[tuple[str, tuple[str, ...], int]]:
             out += [(a.name, (), node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            if node.level:  # a relative import: from its package, up node.level - 1 levels
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
             out.append((base, tuple(a.name for a in node.names), node.lineno))
     return out
 
@@ -74,10 +76,13 @@ def test_the_inside_package_imports_only_the_standard_library_the_notebook_libra
     assert not bad, "modules that run inside a sandbox import what no sandbox mounts:\n" + "\n".join(bad)
 
 
-def test_the_modules_both_sides_share_import_only_the_standard_library():
+def test_the_modules_both_sides_share_import_only_the_standard_library_and_the_check_engine():
+    # what the grader imports from autograde/inside/ runs no student code and pulls in nothing of the rest (the
+    # codec decodes tensors and arrays: torch and numpy, imported when a value holds one)
     bad = [f"{path.relative_to(REPO)}:{line}: {module}" for path in _inside_files() if _module(path) in SHARED
            for module, _, line in _imports(path)
-           if module.split(".")[0] not in sys.stdlib_module_names and module not in SHARED]
+           if module.split(".")[0] not in {*sys.stdlib_module_names, "torch", "numpy"} and module not in SHARED
+           and module != "course_lib.checks.engine"]
     assert not bad, bad
 
 

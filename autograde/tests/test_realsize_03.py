@@ -27,7 +27,8 @@ import torch
 from autograde.course import Course
 from autograde.hidden import sampling as S
 from autograde.selfcheck import _target
-from course_lib.checks.engine import MISSING, Case, Generator, encode_cases, evaluate
+from autograde.inside.codec import encode_cases
+from course_lib.checks.engine import MISSING, Case, Generator, evaluate
 from course_lib.checks.sampling import sampler_fit, sampler_strict
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,7 +26,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_lib.checks.engine import VISIBLE, Outcome, encode_cases, evaluate, run_encoded
+from autograde.inside.codec import encode_cases, outcome_from_json
+from autograde.inside.payload import run_encoded
+from course_lib.checks.engine import VISIBLE, evaluate
 from course_lib.checks.logits_softmax import SOFTMAX_FORBIDDEN
 from course_lib.checks.sampling import GREEDY_FORBIDDEN, HF_FORBIDDEN
 from course_lib.checks.trace import Watch, ops_for, rule_names
@@ -119,15 +121,15 @@ def test_the_check_fails_such_an_answer_in_the_notebook_and_in_the_verification_
     assert not result.passed and "while it ran, your function used" in result.message, result.message
     assert evaluate(check, mine, raise_on_fail=False, quiet=True).passed
     payload = encode_cases(check.cases(), check.allow_mutation, check.forbidden, check.forbidden_ops)
-    outcomes = [Outcome.from_json(d) for d in json.loads(run_encoded(softmax, payload))]
+    outcomes = [outcome_from_json(d) for d in json.loads(run_encoded(softmax, payload))]
     assert all(o.forbidden for o in outcomes if o.error is None)
-    assert not any(o.forbidden for o in (Outcome.from_json(d) for d in json.loads(run_encoded(mine, payload))))
+    assert not any(o.forbidden for o in (outcome_from_json(d) for d in json.loads(run_encoded(mine, payload))))
 
 
 def test_a_forged_forbidden_field_is_malformed():
     for bad in (3, "x", [1], [None]):
         with pytest.raises(ValueError):
-            Outcome.from_json({"label": "a", "error": None, "value": None, "forbidden": bad})
+            outcome_from_json({"label": "a", "error": None, "value": None, "forbidden": bad})
 
 
 def test_an_answer_that_switches_the_watch_off_is_seen_doing_so():

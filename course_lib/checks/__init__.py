@@ -7,7 +7,7 @@ from typing import Any, Mapping, NamedTuple
 
 from course_lib.checks.engine import (
     HISTORY, MISSING, VISIBLE, Case, Check, CheckFailed, CheckResult, Generator, Outcome, Registry, Resource,
-    allclose, check, decode, dumps, encode, evaluate, exact, failing_upstream, judge, loads, multinomial_fit,
+    allclose, check, evaluate, exact, failing_upstream, judge, multinomial_fit,
     not_attempted,
     register_resource,
     rule_failures, run_cases, set_equal,
@@ -16,7 +16,7 @@ from course_lib.checks.engine import (
 __all__ = [
     "FAILED", "NOT_ATTEMPTED", "NOT_RUN", "PASSED",
     "HISTORY", "Case", "Check", "CheckFailed", "CheckResult", "Generator", "Outcome", "Registry", "Resource",
-    "Status", "allclose", "check", "check_all", "decode", "dumps", "encode", "evaluate", "exact", "judge", "loads",
+    "Status", "allclose", "check", "check_all", "evaluate", "exact", "judge",
     "multinomial_fit", "register_resource", "run_cases", "set_equal", "visible_checks",
 ]
 
