@@ -107,6 +107,9 @@ def _gen_cases() -> list[Case]:
     # red team 15: `if eos_id and t == eos_id` never ends a row when the EOS id is 0 (a valid id; only None disables)
     cases.append(Case((nxt, [[14], [9, 10]], 4, g), dict(eos_id=0),
                       label="eos_id=0: row 0 generates 15 then 0 and ends (reason eos); row 1 runs to length"))
+    # the text: "build `idx` and `mask` on the model's device" (blind 38: both built on the CPU)
+    cases.append(Case((Resource("nb04_next_id_lm_second_device"), [[3], [7, 8]], 4, g), dict(eos_id=6),
+                      label="a model whose weights are on another device than the CPU, batch of 2"))
     return cases
 
 
@@ -257,6 +260,9 @@ def _beam_cases() -> list[Case]:
     for b in (6, 9):
         cases.append(Case((Resource("nb04_table_1"), [2], b, 3, 5), dict(length_penalty=1.0),
                           label=f"random table 1, width {b} on a 6-token vocabulary, 3 tokens"))
+    # the text: "build `idx` on the model's device" (blind 38: ids built on the CPU)
+    cases.append(Case((Resource("nb04_table_1_second_device"), [2], 2, 3, 5), dict(length_penalty=1.0),
+                      label="random table 1 whose weights are on another device than the CPU, width 2, 3 tokens"))
     return cases
 
 

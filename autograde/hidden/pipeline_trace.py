@@ -103,6 +103,8 @@ def _attention_cases() -> list[Case]:
         # every allowed score is -2e10: a mask filled with a large finite number (-1e9) instead of -inf wins
         Case((torch.full((1, 5, 4), 1e5), torch.full((1, 5, 4), -1e5), r(1, 5, 4, seed=48)),
              label="scores of -2e10 everywhere: masked entries must be -inf, not a large negative number"),
+        # the text: "$d$ in the formula is `q`'s and `k`'s feature size", grading also d_v != d (blind 38)
+        Case((r(2, 5, 8, seed=49), r(2, 5, 8, seed=50), r(2, 5, 3, seed=51)), label="d = 8, d_v = 3"),
     ]
 
 
