@@ -390,6 +390,21 @@ def test_code_run_from_a_string_anywhere_in_the_notebook_breaks_the_rule():
     assert notebook_violations(honest, "softmax", SOFTMAX_FORBIDDEN) == []
 
 
+def test_an_answer_rebound_to_a_function_without_text_breaks_the_rule():
+    """White-box red team 21 (B1, B4): the answer's text is wrong but harmless, and a cell rebinds its name at run
+    time to a function made from a string (or run from a file it then deletes). The live reading refuses the
+    answer itself when it has no text, as it refuses such helpers. Control: the answer defined in a cell is
+    clean."""
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile("import torch\nsoftmax = lambda z: torch.softmax(z, -1)\n", "<string>", "exec"), namespace)
+    live = function_violations(namespace["softmax"], SOFTMAX_FORBIDDEN)
+    assert [v.code for v in live] == ["<lambda>"] and "made from a string" in live[0].rule
+    cell = "def softmax(logits):\n    z = logits.exp()\n    return z / z.sum(-1, keepdim=True)\n"
+    linecache.cache["<cell9>"] = (len(cell), None, cell.splitlines(True), "<cell9>")
+    exec(compile(cell, "<cell9>", "exec"), namespace)
+    assert function_violations(namespace["softmax"], SOFTMAX_FORBIDDEN) == []
+
+
 def test_torchscript_compiled_from_a_string_breaks_the_rule():
     """Red team 9 ran scaled_dot_product_attention inside TorchScript compiled from a string
     (`torch.jit.CompilationUnit(SRC)`): the run-time watch saw the kernel, the text reading did not. Now the

@@ -157,7 +157,22 @@ REACHING_IN = [
     "for fd in range(3, 30):\n    f = open(fd, 'wb', buffering=0)", "p = '/proc/self/fd/' + str(n)\nf = open(p, 'wb')",
     "from pathlib import Path\nPath('/proc/self/fd/' + str(n)).write_bytes(b'x')", "import os\nfd = os.open(p, 1)",
     "f = open(f'/proc/self/fd/{n}', 'wb')",
+    # white-box red team 21: a string evaluated through singledispatch's get_type_hints (B1), refused modules held
+    # as attributes of allowed ones (B2, B3), an automagic %run on a line that is valid Python (B4), the tracing
+    # hooks through another module's attribute, a name imported in one cell and used in the next
+    "import functools\nclass A:\n    @functools.singledispatchmethod\n    def f(self, x):\n        pass",
+    "from functools import singledispatchmethod as sd", "import typing\nf = typing.get_type_hints",
+    "import string\nt = string.Formatter", "from typing import ForwardRef",
+    "import tiktoken.registry\nr = tiktoken.registry.pkgutil.resolve_name('torch._refs.softmax')",
+    "from tiktoken.registry import pkgutil", "import tracemalloc\np = tracemalloc.pickle.loads",
+    "import logging\nT = logging.threading.Thread", "import torch\nP = torch.ctypes.CDLL",
+    "import torch\nP = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor",
+    "from torch.cuda import tunable as t\nP = t.concurrent.futures", "import tqdm\ntqdm.sys.settrace(None)",
+    "import psutil\npsutil.os.write(5, b'')", "run  #a.py", "load  #b.py", "run", "%cd /tmp",
 ]
+# cells that are harmless alone and reach in together: a name imported in one cell, used in the next
+REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
+                            ("import sys as s", "s.settrace(None)")]
 HONEST = [
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
     "with open('notes.txt', 'w') as f:\n    f.write('x')",
@@ -180,12 +195,25 @@ HONEST = [
     "with open(f'notes_{i}.txt', 'w') as f:\n    f.write('x')\nfrom pathlib import Path\np = Path('out.txt')",
     "from typing import Optional\nfrom collections import defaultdict, Counter\nimport dataclasses, string\n"
     "letters = string.ascii_letters\nimport torch.nn.functional as F\nfrom course_lib.generate import greedy",
+    # names that look like the refused ones: torch.select is a function, `run = ...` an assignment
+    "import torch\nrow = torch.select(x, 0, 1)\nfrom functools import partial, reduce, lru_cache\n"
+    "from typing import List, Tuple\nrun = 3\nrun(1)\ncdf = x.cumsum(-1)\nload = 2\ncd = load + run",
+    "import numpy as np\nr = np.random.default_rng(0).random(3)\nimport torch\nq = torch.random.manual_seed(0)",
 ]
 
 
 @pytest.mark.parametrize("code", REACHING_IN)
 def test_code_that_reaches_into_the_checking_process_is_tampering(code):
     assert tampering(_one_cell(code)), code
+
+
+@pytest.mark.parametrize("cells", REACHING_IN_ACROSS_CELLS)
+def test_a_name_imported_in_one_cell_is_read_in_the_next(cells):
+    """White-box red team 21's imports alias a module in one cell and use it in another: the reading binds the
+    names of the whole notebook's imports. Control: each cell alone is clean (the alias alone names nothing)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    assert tampering(nb), cells
+    assert tampering(_one_cell(cells[0])) == [] and tampering(_one_cell(cells[1])) == [], cells
 
 
 def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora():

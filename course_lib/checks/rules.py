@@ -523,9 +523,11 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
             todo += [m for m in vars(cls).values() if isinstance(m, types.FunctionType) and id(m) not in seen]
             continue
         src = _source(f)
-        if src is None and f is not fn:
-            # a function of the notebook's that has no text: made by exec or eval from a string, which the
-            # grader's reading cannot follow either (the answer itself is read by the grader from the notebook)
+        if src is None:
+            # a function of the notebook's that has no text: made by exec or eval from a string, or run from a
+            # file that is gone, which the grader's reading cannot follow either; the answer itself too: its
+            # name rebound at run time to such a function is not the text the grader read (white-box red team
+            # 21, B1 and B4)
             found.append(Violation(0, getattr(f, "__name__", "?"), "a function made from a string (the grader "
                                    "cannot read what it does)"))
             continue
