@@ -345,8 +345,10 @@ class Lateness:
     penalty: float | None = None   # points (None: not applied: on time, no due date or not computable)
 
     def key(self) -> bytes:
-        """What a grade depends on, for the grading fingerprint."""
-        return repr((self.due, self.submitted, self.source, self.seconds_late, self.late, self.policy)).encode()
+        """What a grade and its page depend on, for the grading fingerprint: the policy only where it is applied,
+        so a new policy regrades the late students, not the class."""
+        return repr((self.due, self.submitted, self.source, self.seconds_late, self.late, self.state,
+                     self.policy if self.late else None)).encode()
 
     def fraction_policy(self) -> Policy:
         return Policy(**self.policy) if self.policy else Policy()

@@ -365,3 +365,23 @@ def test_late_work_through_grading(fx_course, tmp_path):
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A]   # no column Canvas would
     assert {r[2]: r[5] for r in canvas[2:]}["bob"] == "3.2"                          # take for an assignment
     assert any("bob (late by 1 d 1 h 1 min" in s for s in said)
+
+
+def test_command_line_reads_the_course_file(tmp_path, capsys):
+    """`--deadlines` names the course file: lms-import reads Moodle's zone from it; a mistake stops `grade` in one
+    line before anything is written."""
+    from autograde.__main__ import main
+
+    good = tmp_path / "term.toml"
+    good.write_text('moodle_zip_timezone = "Europe/Berlin"\n')
+    z = _zip(tmp_path / "m.zip", [(f"Ada Lovelace_2001_assignsubmission_file_/{A}.ipynb", (2026, 12, 15, 0, 30, 0),
+                                   _nb())])
+    assert main(["--deadlines", str(good), "lms-import", str(z), "--assignment", A, "--to", str(tmp_path / "s")]) == 0
+    assert submission_time(tmp_path / "s", "2001", A).at == _utc(2026, 12, 14, 23, 30)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[assignments.fx]\ndue = 2026-12-14T23:59:00\n")
+    capsys.readouterr()
+    assert main(["--deadlines", str(bad), "grade", str(tmp_path / "s"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has no offset from UTC" in err and "bad.toml" in err
+    assert not (tmp_path / "out").exists()
