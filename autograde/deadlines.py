@@ -24,6 +24,7 @@ import datetime as dt
 import html
 import math
 import os
+import stat
 import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -246,10 +247,10 @@ class When:
     note: str = ""
 
 
-def zip_member_time(info, zone: str = "UTC") -> dt.datetime:
+def zip_member_time(info, zone: str = "UTC") -> dt.datetime | None:
     """A zip member's modification time, aware: the extended-timestamp extra field (0x5455, Unix seconds, UTC)
     where the zip has one, else the DOS date and time, read in ``zone`` (the time zone of the machine that made it:
-    the DOS field holds local time without a zone)."""
+    the DOS field holds local time without a zone); None if neither is a time (a damaged zip)."""
     extra, i = info.extra or b"", 0
     while i + 4 <= len(extra):
         tag, size = struct.unpack_from("<HH", extra, i)
@@ -257,7 +258,10 @@ def zip_member_time(info, zone: str = "UTC") -> dt.datetime:
         if tag == 0x5455 and len(body) >= 5 and body[0] & 1:
             return dt.datetime.fromtimestamp(struct.unpack_from("<I", body, 1)[0], UTC)
         i += 4 + size
-    return dt.datetime(*info.date_time, tzinfo=_zone(zone, "zip")).astimezone(UTC)
+    try:
+        return dt.datetime(*info.date_time, tzinfo=_zone(zone, "zip")).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
 
 
 def _read_small(path: Path, limit: int) -> bytes | None:
@@ -267,7 +271,6 @@ def _read_small(path: Path, limit: int) -> bytes | None:
     except OSError:
         return None
     try:
-        import stat
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return os.read(fd, limit)
@@ -303,6 +306,8 @@ def submission_time(submissions: Path, student: str, assignment: str, record: di
             return When(None, CANVAS_FLAG, platform_late=bool(account.get("late")))
         return When(None, "", note=f"the {account.get('lms')} import record holds no time")
     folder = Path(submissions) / student / assignment
+    if os.path.islink(folder) or os.path.islink(folder.parent):   # never followed (grade refuses such folders too)
+        return When(None, "", note="the student's folder is a link")
     at, why = exchange_time(folder)
     if at is not None:
         return When(at, EXCHANGE)

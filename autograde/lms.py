@@ -189,7 +189,8 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
             info = infos[e.member]
             if e.lms == "moodle":
                 from autograde.deadlines import zip_member_time
-                e.submitted_at = zip_member_time(info, zip_timezone).isoformat()
+                at = zip_member_time(info, zip_timezone)
+                e.submitted_at = at.isoformat() if at else ""
             if info.file_size > MAX_NOTEBOOK_BYTES:
                 result.skipped.append((e.member, f"{info.file_size} bytes, over the {MAX_NOTEBOOK_BYTES} limit"))
                 continue

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograde import deadlines, sandbox
-from autograde.deadlines import Policy, When, assess, parse, submission_time
+from autograde.deadlines import Policy, When, assess, submission_time
 from autograde.lms import import_zip
 
 UTC = dt.timezone.utc
@@ -283,6 +283,17 @@ def test_timestamp_link_is_not_followed(tmp_path):
     (tmp_path / "elsewhere.txt").write_text("2026-12-01 00:00:00 UTC")
     (folder / "timestamp.txt").symlink_to(tmp_path / "elsewhere.txt")
     assert submission_time(tmp_path / "submitted", "s1", A).source == deadlines.FILE_TIME
+    (tmp_path / "submitted" / "s2").symlink_to(tmp_path / "submitted" / "s1")     # a folder linked to a classmate's
+    assert submission_time(tmp_path / "submitted", "s2", A) == When(None, "", note="the student's folder is a link")
+
+
+def test_a_damaged_zip_time_is_no_time(tmp_path):
+    d = _course_file(tmp_path)
+    z = _zip(tmp_path / "m.zip", [(f"Ada Lovelace_2001_assignsubmission_file_/{A}.ipynb", (1980, 0, 0, 0, 0, 0), _nb())])
+    import_zip(z, tmp_path / "s", A, lms="moodle")          # imported all the same
+    got = assess(d, A, "2001", submission_time(tmp_path / "s", "2001", A))
+    assert (got.late, got.seconds_late, got.state) == (False, None,
+                                                       "no submission time (the moodle import record holds no time)")
 
 
 # ------------------------------------------------------------------------------------- through the grader
