@@ -228,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                          roster=Path(args.roster) if args.roster else None,
                          zip_timezone=load(course.deadlines_file).zip_timezone)
         for student, src in sorted(res.placed.items()):
-            print(shown(f"{student}: {src}") + (" (late)" if student in res.late else ""))
+            at = res.accounts[student].submitted_at   # Moodle's zip time (section 2b of docs/instructors.md)
+            print(shown(f"{student}: {src}") + (" (late)" if student in res.late else "")
+                  + (f" (submitted {at})" if at else ""))
         for member, why in res.skipped:
             print(shown(f"skipped {member}: {why}"))
         for line in res.unmatched:

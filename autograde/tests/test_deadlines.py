@@ -389,6 +389,7 @@ def test_command_line_reads_the_course_file(tmp_path, capsys):
                                    _nb())])
     assert main(["--deadlines", str(good), "lms-import", str(z), "--assignment", A, "--to", str(tmp_path / "s")]) == 0
     assert submission_time(tmp_path / "s", "2001", A).at == _utc(2026, 12, 14, 23, 30)
+    assert "(submitted 2026-12-14T23:30:00+00:00)" in capsys.readouterr().out   # the instructor can check it
     bad = tmp_path / "bad.toml"
     bad.write_text("[assignments.fx]\ndue = 2026-12-14T23:59:00\n")
     capsys.readouterr()
