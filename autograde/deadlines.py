@@ -355,14 +355,14 @@ class Lateness:
         return repr((self.due, self.submitted, self.source, self.seconds_late, self.late, self.state,
                      self.policy if self.late else None)).encode()
 
-    def fraction_policy(self) -> Policy:
+    def policy_used(self) -> Policy:
         return Policy(**self.policy) if self.policy else Policy()
 
     def penalty_for(self, score: float) -> float | None:
         """Points the policy takes from ``score`` (None where nothing is applied)."""
         if not self.late or self.seconds_late is None:
             return None
-        return self.fraction_policy().penalty(score, self.seconds_late)
+        return self.policy_used().penalty(score, self.seconds_late)
 
     def text(self, with_penalty: bool = True) -> str:
         """One line for a person (feedback page, exports); the page adds the penalty nbgrader stored itself."""
@@ -374,7 +374,7 @@ class Lateness:
             parts.append(f"due {_utc(dt.datetime.fromisoformat(self.due))}{ext}")
         parts.append(self.state)
         if self.late and self.seconds_late is not None:
-            parts.append(f"late policy: {self.fraction_policy().describe()}")
+            parts.append(f"late policy: {self.policy_used().describe()}")
         if with_penalty and self.penalty:
             parts.append(f"late penalty {self.penalty:g} point(s)")
         return "; ".join(parts)
@@ -496,7 +496,7 @@ def refresh_penalty(record: dict, gb=None) -> None:
     late = lateness_of(record)
     if not late.late or late.seconds_late is None:
         return
-    policy = late.fraction_policy()
+    policy = late.policy_used()
     if gb is not None:
         from nbgrader.api import MissingEntry
         try:
