@@ -2,8 +2,9 @@
 the penalty, and what reaches grades.csv, nbgrader's gradebook, the feedback page and the exports.
 
 Expected values are written by hand here (times in UTC, penalties as arithmetic on the page), never computed by
-autograde/deadlines.py. The unit tests take < 2 s; the end-to-end grading (`test_late_work_through_grading`, three
-students of the fixture course in the sandbox, then a manual mark, feedback and exports) ~30-40 s on 2 shared cores.
+autograde/deadlines.py. The unit tests take < 6 s in all; the end-to-end grading (`test_late_work_through_grading`,
+three students of the fixture course in the sandbox, then a manual mark, feedback and exports) 33-51 s on 2 shared
+cores (load 1-6), plus the fixture course's release (10-16 s, shared with the suite's other fixture tests).
 """
 
 from __future__ import annotations
