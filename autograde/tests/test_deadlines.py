@@ -3,8 +3,8 @@ the penalty, and what reaches grades.csv, nbgrader's gradebook, the feedback pag
 
 Expected values are written by hand here (times in UTC, penalties as arithmetic on the page), never computed by
 autograde/deadlines.py. The unit tests take < 6 s in all; the end-to-end grading (`test_late_work_through_grading`,
-three students of the fixture course in the sandbox, then a manual mark, feedback and exports) 33-51 s on 2 shared
-cores (load 1-6), plus the fixture course's release (10-16 s, shared with the suite's other fixture tests).
+three students of the fixture course in the sandbox, then a manual mark, feedback, nbgrader export and both platform
+exports) 33-64 s on 2 shared cores (load 1-6), plus the fixture course's release (10-16 s, shared with the suite's other fixture tests).
 """
 
 from __future__ import annotations
@@ -365,6 +365,19 @@ def test_late_work_through_grading(fx_course, tmp_path):
     assert (bob["score"], bob["late_penalty"], bob["final_score"]) == ("4", "0.8", "3.2")
     page = html.unescape(re.sub(r"<[^>]+>", "", (out / "feedback" / "bob" / A / f"{A}.html").read_text()))
     assert "late penalty 0.8 point(s)" in page
+
+    # nbgrader's own export, run in OUT as an instructor would (OUT/nbgrader_config.py names the gradebook)
+    import subprocess
+    import sys
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONPATH": os.pathsep.join(course.path_entries())}
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(tmp_path / "nbgrader.csv")],
+                          cwd=out, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    nbx = {r["student_id"]: r for r in _rows(tmp_path / "nbgrader.csv")}
+    assert (nbx["bob"]["duedate"], nbx["bob"]["timestamp"], nbx["bob"]["raw_score"],
+            nbx["bob"]["late_submission_penalty"], nbx["bob"]["score"]) == (
+        "2026-12-01 11:00:00", "2026-12-02 12:00:01", "4.0", "0.8", "3.2")
 
     export_grades(out, tmp_path / "moodle.csv", "moodle", log=lambda *_: None)
     moodle = {r["ID number"]: r for r in _rows(tmp_path / "moodle.csv")}
