@@ -4,7 +4,8 @@ the penalty, and what reaches grades.csv, nbgrader's gradebook, the feedback pag
 Expected values are written by hand here (times in UTC, penalties as arithmetic on the page), never computed by
 autograde/deadlines.py. The unit tests take < 6 s in all; the end-to-end grading (`test_late_work_through_grading`,
 three students of the fixture course in the sandbox, then a manual mark, feedback, nbgrader export and both platform
-exports) 33-64 s on 2 shared cores (load 1-6), plus the fixture course's release (10-16 s, shared with the suite's other fixture tests).
+exports) 33-64 s on 2 shared cores (load 1-6), plus the fixture course's release (10-16 s, shared with the suite's
+other fixture tests).
 """
 
 from __future__ import annotations
