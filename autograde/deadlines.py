@@ -120,7 +120,9 @@ class LatePolicy(LateSubmissionPlugin):
 
     def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
         policy = self.policy()
-        return policy.penalty(float(score or 0.0), float(total_seconds_late)) if policy.late(total_seconds_late) else None
+        if not policy.late(total_seconds_late):
+            return None   # within the grace period: no penalty
+        return policy.penalty(float(score or 0.0), float(total_seconds_late))
 
 
 def plugin_config(c, policy: Policy) -> None:
