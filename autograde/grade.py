@@ -35,7 +35,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograde import boundary, sandbox
+from autograde import boundary, deadlines, sandbox
 from autograde.course import REPO, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, write_atomic
 
 # most severe first: the CSV shows the first that applies, `detail` lists all
@@ -43,6 +43,7 @@ from autograde.course import REPO, Course, dump_json, is_autograded_test, is_dem
 STATUSES = ["missing", "invalid_name", "ambiguous", "invalid_notebook", "wrong_assignment", "error", "unsandboxed", "timeout",
             "memory_limit", "kernel_died", "flagged", "needs_manual_grade", "graded"]
 CSV_FIELDS = ["student", "assignment", "score", "max_score", "status", "flags", "detail"]
+CSV_FIELDS += deadlines.CSV_FIELDS   # issue 34: when, how late, the penalty (new columns; the ones above unchanged)
 HARNESS_VERSION = 3
 SUBMISSION_LIMIT = 32 << 20  # bytes of one submitted notebook (outputs included) read at most
 REPORT_LIMIT = boundary.FRAME_CAP  # bytes of one sandboxed run's report read at most
@@ -70,6 +71,7 @@ class Job:
     student: str
     assignment: str
     sub_dir: Path
+    late: deadlines.Lateness | None = None   # set by grade_one (autograde/deadlines.py)
 
 
 def _code_fingerprint(course: Course) -> str:
@@ -263,6 +265,7 @@ class Grader:
         self._fingerprint_base = ""
         self._model: Path | None = None
         self._known: dict[str, dict] = {}
+        self.deadlines = deadlines.Deadlines()
 
     @property
     def fingerprint(self) -> str:
@@ -284,6 +287,7 @@ class Grader:
         from autograde.intake import fingerprints
         self._known = {a: fingerprints(self.course.release_notebook(a, a).read_text())
                        for a in self.course.assignments() if self.course.release_notebook(a, a).exists()}
+        self.deadlines = deadlines.load(self.course.deadlines_file)
         h = hashlib.sha256(_code_fingerprint(self.course).encode())
         h.update(repr(self.limits).encode() + repr(self.course.cell_timeout).encode())
         for a in assignments:
@@ -366,6 +370,8 @@ class Grader:
         for name in sorted(raws):
             h.update(name.encode() + b"\0" + (raws[name] if raws[name] is not None else b"<missing>"))
         h.update(json.dumps(unreadable).encode())
+        job.late = deadlines.assess_job(self.deadlines, job.sub_dir.parent.parent, job.student, job.assignment)
+        h.update(job.late.key())
         fingerprint = h.hexdigest()
         if not force and detail_path.exists():
             try:
@@ -389,6 +395,7 @@ class Grader:
                               "notes": [], "conditions": [["error", f"internal error while grading this submission "
                                                            f"({type(e).__name__}: {str(e)[:200]}); see errors.log"]]})
         record["notes"] = renamed + record["notes"]
+        deadlines.settle(record, job.late, self.out)
         record["fingerprint"] = fingerprint
         record["changed_answers"] = _changed_answers(detail_path, record)
         # wall_s: the whole grading; kernel and verify: the two sandboxes' wall; startup, autograde and feedback:
@@ -439,6 +446,7 @@ class Grader:
         sub.mkdir(parents=True)
         shutil.copytree(t.data_dir, course_dir / "source" / job.assignment)
         shutil.copyfile(t.gradebook, course_dir / "gradebook.db")
+        deadlines.into_course(course_dir, job.assignment, job.student, job.late)
         rebuilt: dict[str, str] = {}
         broken_rules: dict[str, dict[str, list[str]]] = {}
         for name, raw in sorted(present.items()):
@@ -566,7 +574,8 @@ class Grader:
                                                  + (f" ({why.splitlines()[0][:200]})" if why else "")])
         job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(rebuilt),
                     "outputs": outputs, "failures": failures,
-                    "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {}}
+                    "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {},
+                    "late_policy": job.late.policy, "late_note": job.late.text(with_penalty=False)}
         for n in rebuilt:
             p = work / "release" / f"{n}.ipynb"
             p.parent.mkdir(exist_ok=True)
@@ -802,7 +811,7 @@ def write_csv(path: Path, records) -> None:
     from autograde.spreadsheet import csv_text
 
     rows = [[r["student"], r["assignment"], f"{r['score']:g}", f"{r['max_score']:g}", r["status"],
-             "; ".join(r.get("flags", [])), r["detail"]]
+             "; ".join(r.get("flags", [])), r["detail"], *deadlines.csv_fields(r)]
             for r in sorted(records, key=lambda r: (r["student"], r["assignment"]))]
     write_atomic(path, csv_text(CSV_FIELDS, rows))
 
