@@ -1,6 +1,6 @@
-"""Notebook 03 at real sizes, and its samplers' independence (red team 14).
+"""Notebook 03 at real sizes, and its samplers' independence.
 
-Blind red team 14 kept full points on 03 with answers right only where the hidden cases looked (V <= ~4096,
+A blind red team kept full points on 03 with answers right only where the hidden cases looked (V <= ~4096,
 k <= 64, short histories: argmax over the first 8192 ids, k capped at 64, top-p over the 4096 largest logits,
 min-p keeping at most 256 tokens, temperature skipped above 4096 tokens, a penalty over the last 64 ids, filters
 skipped above 4096 tokens), with samplers whose draws were not independent (a Weyl sequence from one uniform per

@@ -1,6 +1,6 @@
-"""Notebooks 04 and 05 at real sizes (red team 14): wrong answers right only inside the old case ranges now fail.
+"""Notebooks 04 and 05 at real sizes: wrong answers right only inside the old case ranges now fail.
 
-Blind red team 14 kept full points with answers right only where the hidden cases looked: attention over the last
+A blind red team kept full points with answers right only where the hidden cases looked: attention over the last
 24 cached positions, heads tiled for groups above 4, a slope over the first 9 points, n / min_repeats / window /
 max_period clamped, penalties clamped to the usual range, histories read over their last 256 ids. Each is a
 bug-zoo entry ``*__rt14_*``. Here, in-process and without running a notebook:
