@@ -124,13 +124,15 @@ def _add_seconds(record: dict, step: str, seconds: float) -> None:
 
 def shown(name: str) -> str:
     """A folder name as a terminal may print it: control characters (escape sequences, newlines that would
-    forge a line of the log) written as \\xNN, as red team 6 asked."""
+    forge a line of the log) written as \\xNN (test_slots.py::
+    test_folder_names_reach_the_terminal_without_control_characters)."""
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in name)
 
 
 def _holds(job: "Job") -> str:
-    """What a folder with no notebook holds instead (names only, a few), so a near miss can be renamed: red team 7
-    submitted 02_logits_softmax.IPYNB, a zip and a notebook one folder down, each read 'no notebook found'."""
+    """What a folder with no notebook holds instead (names only, a few), so a near miss can be renamed: a submitted
+    02_logits_softmax.IPYNB, a zip and a notebook one folder down each read only 'no notebook found' (test_slots.py::
+    test_a_folder_without_a_notebook_says_what_it_holds)."""
     try:
         names = sorted(p.name + ("/" if p.is_dir() and not p.is_symlink() else "") for p in job.sub_dir.iterdir())
     except OSError:
@@ -148,7 +150,8 @@ def _slot_folder(base: Path | None = None) -> Path:
     Root uses /run (only root may create there); another user its XDG_RUNTIME_DIR, else a folder in the temp
     directory named after its uid. A folder that is not a real directory owned by this user and closed to others
     is refused: another local user could have made it, filled with links that root's grader would then follow
-    (red team 6 had root empty a file that way) or with locks this user cannot take."""
+    (a red team had root empty a file that way; test_slots.py::
+    test_a_non_root_grader_with_a_planted_slot_folder_is_refused_in_one_line) or with locks this user cannot take."""
     uid = os.geteuid()
     if base is None:
         runtime = os.environ.get("XDG_RUNTIME_DIR")

@@ -24,10 +24,10 @@ ATTACKS = {
     "import os\nos.kill(os.getppid(), 9)": "os.kill()",
     "setattr(__import__('numpy'), 'allclose', lambda *a: True)": "setattr()",
     "import torch\nsetattr(torch, 'allclose', lambda *a: True)": "setattr()",
-    # red team 14: a vocabulary loop that runs only when no line counter watches
+    # a vocabulary loop that runs only when no line counter watches (the cost rules count lines)
     "import sys\nslow = sys.gettrace() is None and sys.getprofile() is None": "tracing hooks",
     "from sys import settrace as st\nst(None)": "tracing hooks",
-    # blind red team 16: a forbidden softmax reached through a computed name, then the checks' record of the
+    # a forbidden softmax reached through a computed name, then the checks' record of the
     # routines it used emptied by walking the callers' frames
     "import torch\n_f = getattr(torch.Tensor, 'soft' + 'max')": "getattr() with a computed name",
     "import inspect\nf = inspect.currentframe().f_back": "frame introspection",
@@ -60,8 +60,8 @@ def test_honest_code_is_not_flagged():
 
 
 def test_red_team_16s_watch_scrub_is_flagged():
-    """The whole answer cell of blind red team 16's attack (a forbidden softmax whose record it erased): flagged
-    twice, for the computed name and for the frame walk."""
+    """The whole answer cell of a replayed attack (a forbidden softmax whose record it erased; a blind red team's):
+    flagged twice, for the computed name and for the frame walk."""
     code = ("import torch, inspect\n_f = getattr(torch.Tensor, 'soft' + 'max')\ndef softmax(logits):\n"
             "    r = _f(logits, -1)\n    f = inspect.currentframe().f_back\n    while f:\n"
             "        for v in list(f.f_locals.values()):\n            if type(v).__name__ == 'Watch':\n"
@@ -145,8 +145,9 @@ REACHING_IN = [
     "import sys\nt = sys.gettrace()\nsys.settrace(None)", "from sys import settrace as st\nst(None)",
     "from torch.overrides import TorchFunctionMode\nclass M(TorchFunctionMode):\n    pass",
     "from torch import ops\nf = ops.aten.softmax",
-    # white-box red team 20: the standard library's own name resolvers (the checks' watch behind the profile hook,
-    # the tracing hooks, the trace module's counters), and other modules outside the list an answer may import
+    # the standard library's own name resolvers (the checks' watch behind the profile hook, the tracing hooks, the
+    # trace module's counters: threat model, white-box red team 20, A1, A2, A7), and other modules outside the list an
+    # answer may import
     "import pydoc\nhook = pydoc.locate('sys.get' + 'profile')()",
     "from string import Formatter\nw = Formatter().get_field('0.__se' + 'lf__', (hook,), {})[0]",
     "import string\nw = string.Formatter().get_field('0.x', (hook,), {})",
@@ -229,7 +230,7 @@ def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora()
 
 
 def test_a_course_line_copied_verbatim_is_the_courses_unless_it_runs_a_shell_or_a_magic():
-    """White-box red team 20: `%pip install -q --no-deps {COURSE_GIT_URL}` is a release line (the Colab cell,
+    """`%pip install -q --no-deps {COURSE_GIT_URL}` is a release line (the Colab cell,
     a demo cell the verification does not run); copied into an answer cell after binding COURSE_GIT_URL, it would
     run the student's shell text unread. 01's `weight = getattr(layer, name).weight`, copied, stays the course's."""
     lines = _course_lines()
@@ -247,7 +248,8 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               "counts = list(map(c.__getitem__, range(logits.size(-1))))",
               "m = list(map(f, range(vocab_size)))",
               "n = logits.shape[-1]\nhit = list(filter(seen.__contains__, range(n)))",
-              # white-box red team 20: the vocabulary made a list first, then handed to map; and other sized sources
+              # the vocabulary made a list first, then handed to map (threat model, white-box red team 20, A5); and
+              # other sized sources
               "vocab = torch.arange(logits.shape[-1]).tolist()\nbanned = list(map(follow.__contains__, vocab))",
               "hit = list(map(f, islice(count(), V)))"]
     for src in looped:

@@ -110,8 +110,9 @@ def _second_device() -> torch.device:
 
 
 class OnSecondDevice:
-    """A toy model whose weights live on a second device (issue 38, blind 38: ids built on the CPU for a model on a
-    GPU fail there only). ``next(model.parameters()).device`` names that device; a call with ids or a mask on any
+    """A toy model whose weights live on a second device (ids built on the CPU for a model on a GPU fail there only:
+    bug zoo `*__ids_on_cpu`; issue 38).
+    ``next(model.parameters()).device`` names that device; a call with ids or a mask on any
     other device raises as CUDA does; the logits come back on the model's device.
 
     Not an ``nn.Module``, on purpose: selfcheck's memoised models key their memo on the ids' values, not their device,
