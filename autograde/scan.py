@@ -41,7 +41,7 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     "gradebook": (r"gradebook|\.db\b", "mentions the gradebook"),
     "solutions/ or source/": (r"solutions/|/source/|autograded/", "reads instructor or other students' files"),
     # the checks keep what they observe (routines used, lines run) in objects on the caller's stack: code that
-    # walks frames can reach and empty them (blind red team 16 scrubbed the record of a forbidden softmax)
+    # walks frames can reach and empty them (a scrubbed record of a forbidden softmax: test_scan.py::test_red_team_16s_watch_scrub_is_flagged)
     "frame introspection": (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|"
                             r"get_referrers|get_referents|get_objects|exc_info|__traceback__|walk_stack|walk_tb|"
                             r"extract_stack)\b|inspect\.(stack|trace)\b",
@@ -56,7 +56,7 @@ TEXT_PATTERNS = {  # label -> (regex, why)
                                 r"from\s+course_lib\s+import\s+[^\n]*\bchecks\b|"
                                 r"\b(__globals__|__closure__|cell_contents)\b",
                                 "reaches into the checks' own code, which observes the answer in its process"),
-    # functions rebuilt from another function's code (blind red team 18 copied a forbidden library function under
+    # functions rebuilt from another function's code (a forbidden library function copied under
     # a new name: code.replace(co_name=...) through dis.Bytecode(f).codeobj, then type(f)(code, globals))
     "code objects": (r"\b(codeobj|co_code|co_consts|co_names|co_name|co_qualname|CodeType|FunctionType|__code__)\b|"
                      r"\bimport\s+dis\b|\bfrom\s+dis\s+import\b|\bdis\.\w",
@@ -147,7 +147,7 @@ def scan_source(source: str) -> list[str]:
     return flags
 
 
-# builtins that iterate in C: a loop over the vocabulary handed to them makes no Python line (blind red team 18:
+# builtins that iterate in C: a loop over the vocabulary handed to them makes no Python line (test_scan.py::test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_are_not:
 # map(set.__contains__, range(V)) kept a 05 cost exercise's points); a flag asks an instructor to look
 C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile"}
 
@@ -221,8 +221,8 @@ def _allowed_import(name: str) -> bool:
 
 
 # Modules an answer may import whose other names run strings as code or look objects up by a dotted name
-# (functools.singledispatch* call typing.get_type_hints, which evaluates string annotations: white-box red team
-# 21, B1): an answer may use these names of theirs and no other.
+# (functools.singledispatch* call typing.get_type_hints, which evaluates string annotations: threat model,
+# white-box red team 21, B1): an answer may use these names of theirs and no other.
 MODULE_NAMES = {
     "functools": {"partial", "partialmethod", "reduce", "lru_cache", "cache", "cached_property", "wraps",
                   "update_wrapper", "cmp_to_key", "total_ordering"},
@@ -257,7 +257,7 @@ def _module_names() -> frozenset[str]:
 def _refused_module_inside(full: str) -> str | None:
     """A module outside ALLOWED_IMPORTS named as an attribute inside a dotted name that starts at a module
     (``tiktoken.registry.pkgutil``, ``torch.cuda.tunable.concurrent``: libraries hold the modules they import as
-    attributes; white-box red team 21, B2 and B3), or None."""
+    attributes; threat model, white-box red team 21, B2 and B3), or None."""
     parts = full.split(".")
     for i, part in enumerate(parts[1:], 1):
         if part in _module_names() and not _allowed_import(part) \
@@ -348,7 +348,7 @@ def hidden_reach(source: str, notebook_imports: tuple[set[str], dict[str, str]] 
 
     # IPython reads a line that starts with a magic's name as that magic without its % (automagic), even where
     # the line is valid Python: `run  #a.py` is a name and a comment to ast, %run of the file `#a.py` to IPython
-    # (white-box red team 21, B4)
+    # (threat model, white-box red team 21, B4)
     automagic = [(n, m[1]) for n, line in enumerate(source.splitlines(), 1)
                  if (m := re.match(r"\s*(\w+)\b(?!\s*[=(.\[,:;)+\-*/%<>!&|^@])", line)) and m[1] in AUTOMAGIC]
     try:
@@ -512,7 +512,8 @@ def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None 
             continue
         lines = cell.get("source", "").splitlines()
         # a course line copied verbatim is the course's code, unless it runs a shell or a magic: their text
-        # carries the student's variables ({COURSE_GIT_URL} in %pip install, white-box red team 20)
+        # carries the student's variables ({COURSE_GIT_URL} in %pip install: test_scan.py::
+        # test_a_course_line_copied_verbatim_is_the_courses_unless_it_runs_a_shell_or_a_magic)
         found = [what for line, what in hidden_reach(cell.get("source", ""), notebook_imports)
                  if what.startswith(NEVER_THE_COURSES) or not (
                      course_lines and 0 < line <= len(lines) and lines[line - 1].strip() in course_lines)]
