@@ -297,7 +297,8 @@ DESCRIPTOR_NAMES = ({f"{m}.{f}" for m in ("os", "posix") for f in (
 TRACING = {"sys.settrace", "sys.setprofile", "sys.gettrace", "sys.getprofile", "sys.monitoring"}
 
 
-OPENERS = {"open", "io.open", "os.open", "Path", "pathlib.Path", "pathlib.PurePath", "PurePath"}
+# os.stat of a number is fstat: it finds the relay's socket (threat model, white-box red team 21, B6)
+OPENERS = {"open", "io.open", "os.open", "Path", "pathlib.Path", "pathlib.PurePath", "PurePath", "os.stat", "os.lstat"}
 
 
 def _plain_path(node: ast.AST) -> bool:

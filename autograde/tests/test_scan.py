@@ -170,6 +170,9 @@ REACHING_IN = [
     "import torch\nP = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor",
     "from torch.cuda import tunable as t\nP = t.concurrent.futures", "import tqdm\ntqdm.sys.settrace(None)",
     "import psutil\npsutil.os.write(5, b'')", "run  #a.py", "load  #b.py", "run", "%cd /tmp",
+    "import dataclasses, torch\nS = dict(dataclasses.inspect.getmembers(torch))", "import typing\nNS = typing.types",
+    "import matplotlib\nr = matplotlib.subprocess.run", "import matplotlib\nm = matplotlib.importlib.util",
+    "import psutil\ns = psutil.socket.socket(fileno=fd)", "import os\nfds = [n for n in range(9) if os.stat(n)]",
 ]
 # cells that are harmless alone and reach in together: a name imported in one cell, used in the next
 REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
@@ -200,6 +203,7 @@ HONEST = [
     "import torch\nrow = torch.select(x, 0, 1)\nfrom functools import partial, reduce, lru_cache\n"
     "from typing import List, Tuple\nrun = 3\nrun(1)\ncdf = x.cumsum(-1)\nload = 2\ncd = load + run",
     "import numpy as np\nr = np.random.default_rng(0).random(3)\nimport torch\nq = torch.random.manual_seed(0)",
+    "import os\nsize = os.stat('notes.txt').st_size",
 ]
 
 
