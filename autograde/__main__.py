@@ -18,6 +18,8 @@ def _course(args) -> Course:
         kw["root"] = Path(args.root).resolve()
     if getattr(args, "cell_timeout", None):
         kw["cell_timeout"] = args.cell_timeout
+    if args.deadlines:
+        kw["deadlines_path"] = Path(args.deadlines).resolve()
     return Course(**kw)
 
 
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     tools_beside_python()
     p = argparse.ArgumentParser(prog="python -m autograde", description=__doc__)
     p.add_argument("--root", help="course root (default: this repository)")
+    p.add_argument("--deadlines", help="the course file of due dates, extensions and the late policy "
+                                       "(default: ROOT/deadlines.toml; docs/instructors.md)")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("release", help="regenerate notebooks/ and autograde/references/ from solutions/")
@@ -165,7 +169,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "grade":
         from autograde import sandbox
+        from autograde.deadlines import load
         from autograde.grade import Limits, grade
+        try:
+            load(course.deadlines_file)   # a mistake in the course file stops here, before anything is graded
+        except (ValueError, RuntimeError) as e:
+            print(f"autograde: {e}", file=sys.stderr)
+            return 2
         if args.no_sandbox:
             print("autograde: WARNING: --no-sandbox: student code runs as you, can read every file you can "
                   "(hidden checks, solutions, other students) and is not contained; every row is marked "
@@ -213,10 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "lms-import":
         from autograde.grade import shown  # zip member and display names are the students': no escape sequences
         from autograde.lms import import_zip
+        from autograde.deadlines import load
         res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
-                         roster=Path(args.roster) if args.roster else None)
+                         roster=Path(args.roster) if args.roster else None,
+                         zip_timezone=load(course.deadlines_file).zip_timezone)
         for student, src in sorted(res.placed.items()):
-            print(shown(f"{student}: {src}") + (" (late)" if student in res.late else ""))
+            at = res.accounts[student].submitted_at   # Moodle's zip time (section 2b of docs/instructors.md)
+            print(shown(f"{student}: {src}") + (" (late)" if student in res.late else "")
+                  + (f" (submitted {at})" if at else ""))
         for member, why in res.skipped:
             print(shown(f"skipped {member}: {why}"))
         for line in res.unmatched:

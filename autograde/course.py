@@ -35,6 +35,7 @@ class Course:
     bugzoo_dir: Path | None = None
     pythonpath: tuple[Path, ...] = field(default_factory=tuple)
     cell_timeout: int = 120          # seconds per cell (c.Execute.timeout)
+    deadlines_path: Path | None = None   # the course file of due dates and the late policy; None: root/deadlines.toml
 
     @property
     def solutions(self) -> Path:
@@ -43,6 +44,11 @@ class Course:
     @property
     def release(self) -> Path:
         return self.root / "notebooks"
+
+    @property
+    def deadlines_file(self) -> Path:
+        """Due dates, extensions and the late policy (autograde/deadlines.py; docs/instructors.md)."""
+        return self.deadlines_path or self.root / "deadlines.toml"
 
     @property
     def refs_dir(self) -> Path:

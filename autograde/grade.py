@@ -35,7 +35,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograde import boundary, sandbox
+from autograde import boundary, deadlines, sandbox
 from autograde.course import REPO, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, write_atomic
 from autograde.inside import RUNNER
 
@@ -44,6 +44,7 @@ from autograde.inside import RUNNER
 STATUSES = ["missing", "invalid_name", "ambiguous", "invalid_notebook", "wrong_assignment", "error", "unsandboxed", "timeout",
             "memory_limit", "kernel_died", "flagged", "needs_manual_grade", "graded"]
 CSV_FIELDS = ["student", "assignment", "score", "max_score", "status", "flags", "detail"]
+CSV_FIELDS += deadlines.CSV_FIELDS   # issue 34: when, how late, the penalty (new columns; the ones above unchanged)
 HARNESS_VERSION = 3
 SUBMISSION_LIMIT = 32 << 20  # bytes of one submitted notebook (outputs included) read at most
 REPORT_LIMIT = boundary.FRAME_CAP  # bytes of one sandboxed run's report read at most
@@ -71,6 +72,7 @@ class Job:
     student: str
     assignment: str
     sub_dir: Path
+    late: deadlines.Lateness | None = None   # set by grade_one (autograde/deadlines.py)
 
 
 def _code_fingerprint(course: Course) -> str:
@@ -123,13 +125,15 @@ def _add_seconds(record: dict, step: str, seconds: float) -> None:
 
 def shown(name: str) -> str:
     """A folder name as a terminal may print it: control characters (escape sequences, newlines that would
-    forge a line of the log) written as \\xNN, as red team 6 asked."""
+    forge a line of the log) written as \\xNN (test_slots.py::
+    test_folder_names_reach_the_terminal_without_control_characters)."""
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in name)
 
 
 def _holds(job: "Job") -> str:
-    """What a folder with no notebook holds instead (names only, a few), so a near miss can be renamed: red team 7
-    submitted 02_logits_softmax.IPYNB, a zip and a notebook one folder down, each read 'no notebook found'."""
+    """What a folder with no notebook holds instead (names only, a few), so a near miss can be renamed: a submitted
+    02_logits_softmax.IPYNB, a zip and a notebook one folder down each read only 'no notebook found' (test_slots.py::
+    test_a_folder_without_a_notebook_says_what_it_holds)."""
     try:
         names = sorted(p.name + ("/" if p.is_dir() and not p.is_symlink() else "") for p in job.sub_dir.iterdir())
     except OSError:
@@ -147,7 +151,8 @@ def _slot_folder(base: Path | None = None) -> Path:
     Root uses /run (only root may create there); another user its XDG_RUNTIME_DIR, else a folder in the temp
     directory named after its uid. A folder that is not a real directory owned by this user and closed to others
     is refused: another local user could have made it, filled with links that root's grader would then follow
-    (red team 6 had root empty a file that way) or with locks this user cannot take."""
+    (a red team had root empty a file that way; test_slots.py::
+    test_a_non_root_grader_with_a_planted_slot_folder_is_refused_in_one_line) or with locks this user cannot take."""
     uid = os.geteuid()
     if base is None:
         runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -264,6 +269,7 @@ class Grader:
         self._fingerprint_base = ""
         self._model: Path | None = None
         self._known: dict[str, dict] = {}
+        self.deadlines = deadlines.Deadlines()
 
     @property
     def fingerprint(self) -> str:
@@ -285,6 +291,7 @@ class Grader:
         from autograde.intake import fingerprints
         self._known = {a: fingerprints(self.course.release_notebook(a, a).read_text())
                        for a in self.course.assignments() if self.course.release_notebook(a, a).exists()}
+        self.deadlines = deadlines.load(self.course.deadlines_file)
         h = hashlib.sha256(_code_fingerprint(self.course).encode())
         h.update(repr(self.limits).encode() + repr(self.course.cell_timeout).encode())
         for a in assignments:
@@ -367,6 +374,8 @@ class Grader:
         for name in sorted(raws):
             h.update(name.encode() + b"\0" + (raws[name] if raws[name] is not None else b"<missing>"))
         h.update(json.dumps(unreadable).encode())
+        job.late = deadlines.assess_job(self.deadlines, job.sub_dir.parent.parent, job.student, job.assignment)
+        h.update(job.late.key())
         fingerprint = h.hexdigest()
         if not force and detail_path.exists():
             try:
@@ -390,6 +399,7 @@ class Grader:
                               "notes": [], "conditions": [["error", f"internal error while grading this submission "
                                                            f"({type(e).__name__}: {str(e)[:200]}); see errors.log"]]})
         record["notes"] = renamed + record["notes"]
+        deadlines.settle(record, job.late, self.out)
         record["fingerprint"] = fingerprint
         record["changed_answers"] = _changed_answers(detail_path, record)
         # wall_s: the whole grading; kernel and verify: the two sandboxes' wall; startup, autograde and feedback:
@@ -440,6 +450,7 @@ class Grader:
         sub.mkdir(parents=True)
         shutil.copytree(t.data_dir, course_dir / "source" / job.assignment)
         shutil.copyfile(t.gradebook, course_dir / "gradebook.db")
+        deadlines.into_course(course_dir, job.assignment, job.student, job.late)
         rebuilt: dict[str, str] = {}
         broken_rules: dict[str, dict[str, list[str]]] = {}
         for name, raw in sorted(present.items()):
@@ -566,7 +577,8 @@ class Grader:
                                                  + (f" ({why.splitlines()[0][:200]})" if why else "")])
         job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(rebuilt),
                     "outputs": outputs, "failures": failures,
-                    "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {}}
+                    "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {},
+                    "late_policy": job.late.policy, "late_note": job.late.text(with_penalty=False)}
         for n in rebuilt:
             p = work / "release" / f"{n}.ipynb"
             p.parent.mkdir(exist_ok=True)
@@ -802,7 +814,7 @@ def write_csv(path: Path, records) -> None:
     from autograde.spreadsheet import csv_text
 
     rows = [[r["student"], r["assignment"], f"{r['score']:g}", f"{r['max_score']:g}", r["status"],
-             "; ".join(r.get("flags", [])), r["detail"]]
+             "; ".join(r.get("flags", [])), r["detail"], *deadlines.csv_fields(r)]
             for r in sorted(records, key=lambda r: (r["student"], r["assignment"]))]
     write_atomic(path, csv_text(CSV_FIELDS, rows))
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograde.lms import SAFE_ID
 from autograde.course import Course, write_atomic
+from autograde.deadlines import copy_into, feedback_notes, notes, refresh_penalty
 from autograde.spreadsheet import csv_text, uncell
 
 
@@ -159,6 +160,7 @@ def merge_gradebooks(grader, records: list[dict]) -> None:
                     for cm in nb.comments:
                         tgt = main.find_comment(cm.name, nb.name, r["assignment"], r["student"])
                         tgt.auto_comment = cm.auto_comment
+                copy_into(sub, main, r["assignment"], r["student"])   # timestamp, extension, due date, penalties
             main.db.commit()
         if (out / "roster.csv").exists():
             _apply_roster(main, read_roster(out / "roster.csv"))
@@ -188,6 +190,7 @@ def export(out: Path) -> list[dict]:
                 r["conditions"] = [c for c in r["conditions"] if c[0] != "needs_manual_grade"]
                 r["conditions"] += [["needs_manual_grade", f"{g!r} is graded by hand"] for g in pending]
                 _finish(r)
+                refresh_penalty(r, gb)   # the late policy on the final score (manual marks included)
     write_csv(out / "grades.csv", records)
     return records
 
@@ -203,12 +206,14 @@ def regenerate_feedback(out: Path) -> list[str]:
     from nbgrader.apps import NbGraderAPI
 
     out = Path(out).resolve()
+    export(out)   # late penalties on the final scores first: the pages show what nbgrader's gradebook holds
     c = Config()
     c.CourseDirectory.root = str(out)
     c.CourseDirectory.autograded_directory = "autograded"
     c.CourseDirectory.feedback_directory = "feedback"
     c.CourseDirectory.db_url = f"sqlite:///{out / 'gradebook.db'}"
     feedback_config(c)
+    feedback_notes(c, notes(out))   # when submitted, the due date, how late (autograde/deadlines.py)
     api = NbGraderAPI(config=c)
     written = []
     for p in sorted((out / "autograded").glob("*/*")):

@@ -43,6 +43,7 @@ class Entry:
     member: str          # path inside the zip
     file: str            # the submitted file's own name
     late: bool = False
+    submitted_at: str = ""   # Moodle: the zip member's time, ISO 8601 UTC (Canvas's zip holds none: deadlines.py)
 
 
 NAME_COLLISION = "name_collision"
@@ -141,14 +142,16 @@ def _apart(keyed: list[tuple[str, Entry]], result: ImportResult) -> dict[str, li
 
 
 def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "auto",
-               roster: Path | None = None) -> ImportResult:
+               roster: Path | None = None, zip_timezone: str = "UTC") -> ImportResult:
     """Put each student's notebook from an LMS bulk download at SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb.
 
     Per student, the notebook named like the assignment is taken, else the only notebook; a student with
     several other notebooks is skipped (and listed). Students are named by the LMS id, or by the roster's
     id when the roster has that id or exactly one row with that name; LMS accounts whose names match the same
     roster row are each kept under their LMS id and listed as a ``name_collision`` (``ImportResult.collisions``).
-    Files are written only if they changed.
+    Files are written only if they changed. Each Moodle entry's submission time is its zip member's time (the time
+    of the file Moodle stored at upload; DOS times read in ``zip_timezone``, Moodle's server zone); Canvas's members
+    carry the time the zip was made, so for Canvas only the ``_LATE`` flag is kept (autograde/deadlines.py).
     """
     from autograde.gradebook import read_roster
 
@@ -184,6 +187,10 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
                 continue
             e = pick[0]
             info = infos[e.member]
+            if e.lms == "moodle":
+                from autograde.deadlines import zip_member_time
+                at = zip_member_time(info, zip_timezone)
+                e.submitted_at = at.isoformat() if at else ""
             if info.file_size > MAX_NOTEBOOK_BYTES:
                 result.skipped.append((e.member, f"{info.file_size} bytes, over the {MAX_NOTEBOOK_BYTES} limit"))
                 continue
@@ -223,7 +230,7 @@ def _write_record(submissions: Path, assignment: str, result: ImportResult) -> N
     record = read_record(submissions, assignment)
     for student, e in result.accounts.items():
         record[student] = {"lms": e.lms, "lms_id": e.lms_id, "name": e.name, "member": e.member, "file": e.file,
-                           "late": e.late}
+                           "late": e.late, "submitted_at": e.submitted_at}
     write_atomic(path, dump_json(record))
 
 
@@ -244,6 +251,7 @@ def read_record(submissions: Path | None, assignment: str) -> dict[str, dict]:
 # ------------------------------------------------------------------------------------------------ export
 CANVAS_FIXED = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_FIXED = ["First name", "Last name", "ID number", "Email address"]
+MOODLE_LATE = "Lateness"   # after the grade: map it to the assignment's feedback at import, or leave it on "Ignore"
 # statuses whose score is not final: blank in the export (the LMS keeps what it had), listed on stdout
 NOT_FINAL = ("needs_manual_grade", "error")
 
@@ -295,8 +303,13 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
       id Moodle can map, and an unmapped user stops Moodle's whole import (grade/import/csv/classes/load_data.php,
       ``check_user_exists`` -> ``cleanup_import('usermappingerror')``): such rows are left out and listed.
     Scores that are not final (written answers not yet graded, harness errors) are left blank and listed.
+    The grade is the score after the late penalty (grades.csv ``final_score``; autograde/deadlines.py). Moodle's CSV
+    gets a ``Lateness`` column after it (when submitted, the due date, how late, the penalty); Canvas's gets none, since
+    canvas-lms makes every column it does not know into a new assignment (gradebook_importer.rb,
+    ``strip_non_assignment_columns``): late students and their penalties are listed on stdout instead.
     Returns the number of student rows written.
     """
+    from autograde.deadlines import row_text
     from autograde.gradebook import read_roster
 
     if lms not in ("canvas", "moodle"):
@@ -312,7 +325,7 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
         sid = r["student"]
         p = people.get(sid)
         account = record.get(sid, {})
-        score = "" if r["status"] in NOT_FINAL else r["score"]
+        score = "" if r["status"] in NOT_FINAL else r.get("final_score") or r["score"]   # after the late penalty
         if r["status"] in NOT_FINAL:
             pending.append(f"{sid} ({r['status']})")
         from_lms = account.get("lms_id") == sid   # the folder is named by the LMS's own id: no roster row matched
@@ -327,12 +340,13 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
             if from_lms and p is None and account.get("lms") == "moodle":
                 left_out.append(sid)
                 continue
-            body.append([p["first"] if p else "", p["last"] if p else "", sid, p["email"] if p else "", score])
+            body.append([p["first"] if p else "", p["last"] if p else "", sid, p["email"] if p else "", score,
+                         row_text(r)])
     if lms == "canvas":
         points = max((float(r["max_score"]) for r in rows), default=0.0)
         # canvas-lms reads the row whose first field matches /Points Possible/ as the columns' maxima
         body.insert(0, ["Points Possible", "", "", "", "", f"{points:g}"])
-    header = (CANVAS_FIXED if lms == "canvas" else MOODLE_FIXED) + [column]
+    header = CANVAS_FIXED + [column] if lms == "canvas" else MOODLE_FIXED + [column, MOODLE_LATE]
     # every field through spreadsheet.cell: roster names are the students' LMS display names; RFC 4180 line ends
     write_atomic(Path(dest), csv_text(header, body))
     from autograde.grade import shown   # student ids are folder names, and grades.csv keeps any folder's row
@@ -344,6 +358,10 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
                   f"the roster and import again): {', '.join(left_out)}"))
     if unmatched and people:
         log(shown(f"not in the roster (matched by id only): {', '.join(unmatched)}"))
+    late = [f"{r['student']} ({row_text(r)})" for r in rows if float(r.get("late_penalty") or 0)
+            or (r.get("lateness") or "").startswith(("late", "Canvas marked"))]
+    if late:
+        log(shown(f"late (the grade column holds the score after the penalty): {', '.join(late)}"))
     flagged = [r["student"] for r in rows if r["status"] == "flagged"]
     if flagged:
         log(shown(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}"))

@@ -15,7 +15,9 @@ notebook outside the kernel, with the patterns named; an instructor can give the
 from __future__ import annotations
 
 import ast
+import functools
 import re
+import sys
 
 # Modules whose attributes a notebook has no business replacing: the libraries the tests compare with.
 GUARDED_MODULES = {"np", "numpy", "torch", "builtins", "math", "sys", "os", "nbgrader", "course_lib", "autograde",
@@ -39,7 +41,7 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     "gradebook": (r"gradebook|\.db\b", "mentions the gradebook"),
     "solutions/ or source/": (r"solutions/|/source/|autograded/", "reads instructor or other students' files"),
     # the checks keep what they observe (routines used, lines run) in objects on the caller's stack: code that
-    # walks frames can reach and empty them (blind red team 16 scrubbed the record of a forbidden softmax)
+    # walks frames can reach and empty them (a scrubbed record of a forbidden softmax: test_scan.py::test_red_team_16s_watch_scrub_is_flagged)
     "frame introspection": (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|"
                             r"get_referrers|get_referents|get_objects|exc_info|__traceback__|walk_stack|walk_tb|"
                             r"extract_stack)\b|inspect\.(stack|trace)\b",
@@ -54,7 +56,7 @@ TEXT_PATTERNS = {  # label -> (regex, why)
                                 r"from\s+course_lib\s+import\s+[^\n]*\bchecks\b|"
                                 r"\b(__globals__|__closure__|cell_contents)\b",
                                 "reaches into the checks' own code, which observes the answer in its process"),
-    # functions rebuilt from another function's code (blind red team 18 copied a forbidden library function under
+    # functions rebuilt from another function's code (a forbidden library function copied under
     # a new name: code.replace(co_name=...) through dis.Bytecode(f).codeobj, then type(f)(code, globals))
     "code objects": (r"\b(codeobj|co_code|co_consts|co_names|co_name|co_qualname|CodeType|FunctionType|__code__)\b|"
                      r"\bimport\s+dis\b|\bfrom\s+dis\s+import\b|\bdis\.\w",
@@ -145,7 +147,7 @@ def scan_source(source: str) -> list[str]:
     return flags
 
 
-# builtins that iterate in C: a loop over the vocabulary handed to them makes no Python line (blind red team 18:
+# builtins that iterate in C: a loop over the vocabulary handed to them makes no Python line (test_scan.py::test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_are_not:
 # map(set.__contains__, range(V)) kept a 05 cost exercise's points); a flag asks an instructor to look
 C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile"}
 
@@ -218,6 +220,57 @@ def _allowed_import(name: str) -> bool:
     return any(name == m or name.startswith(m + ".") for m in ALLOWED_IMPORTS)
 
 
+# Modules an answer may import whose other names run strings as code or look objects up by a dotted name
+# (functools.singledispatch* call typing.get_type_hints, which evaluates string annotations: threat model,
+# white-box red team 21, B1): an answer may use these names of theirs and no other.
+MODULE_NAMES = {
+    "functools": {"partial", "partialmethod", "reduce", "lru_cache", "cache", "cached_property", "wraps",
+                  "update_wrapper", "cmp_to_key", "total_ordering"},
+    "typing": {"Any", "Callable", "Dict", "List", "Tuple", "Set", "FrozenSet", "Optional", "Union", "Sequence",
+               "Iterable", "Iterator", "Mapping", "MutableMapping", "MutableSequence", "Generator", "Literal",
+               "Final", "ClassVar", "TypeVar", "Generic", "Protocol", "NamedTuple", "TypedDict", "Type",
+               "DefaultDict", "Counter", "Deque", "OrderedDict", "Hashable", "Sized", "Collection", "Container",
+               "Reversible", "NoReturn", "Never", "Self", "TYPE_CHECKING", "Annotated", "AnyStr", "SupportsInt",
+               "SupportsFloat", "SupportsIndex", "TypeAlias", "cast", "overload", "final", "get_args",
+               "get_origin"},
+    "string": {"ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits", "octdigits",
+               "punctuation", "printable", "whitespace", "capwords"},
+}
+
+
+def _module_name_refused(full: str) -> str | None:
+    """The part of a dotted name outside MODULE_NAMES (``functools.singledispatchmethod``), or None."""
+    root, _, rest = full.partition(".")
+    if root in MODULE_NAMES and rest and rest.split(".")[0] not in MODULE_NAMES[root]:
+        return f"{root}.{rest.split('.')[0]}"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _module_names() -> frozenset[str]:
+    """Every top-level module name this Python can import: the standard library's and the installed ones."""
+    import pkgutil
+
+    return frozenset(sys.stdlib_module_names) | frozenset(m.name for m in pkgutil.iter_modules())
+
+
+def _refused_module_inside(full: str) -> str | None:
+    """A module outside ALLOWED_IMPORTS named as an attribute inside a dotted name that starts at a module
+    (``tiktoken.registry.pkgutil``, ``torch.cuda.tunable.concurrent``: libraries hold the modules they import as
+    attributes; threat model, white-box red team 21, B2 and B3), or None."""
+    parts = full.split(".")
+    for i, part in enumerate(parts[1:], 1):
+        if part in _module_names() and not _allowed_import(part) \
+                and ".".join(parts[:i + 1]) not in ATTRIBUTES_NAMED_LIKE_MODULES:
+            return part
+    return None
+
+
+# attributes of the allowed libraries that share their name with a module an answer may not import (torch.select
+# is a function): the reading takes them for what they are
+ATTRIBUTES_NAMED_LIKE_MODULES = {"torch.select"}
+
+
 # magics that run no code of their own (the cell body of %%time and %%capture is read as code); every other one
 # (%run, %load, %%writefile, %%bash, %prun, %load_ext ...) runs or writes code the reading would not see
 SAFE_MAGICS = {"time", "timeit", "matplotlib", "capture", "pprint", "precision", "who", "whos", "who_ls", "pinfo",
@@ -244,7 +297,8 @@ DESCRIPTOR_NAMES = ({f"{m}.{f}" for m in ("os", "posix") for f in (
 TRACING = {"sys.settrace", "sys.setprofile", "sys.gettrace", "sys.getprofile", "sys.monitoring"}
 
 
-OPENERS = {"open", "io.open", "os.open", "Path", "pathlib.Path", "pathlib.PurePath", "PurePath"}
+# os.stat of a number is fstat: it finds the relay's socket (threat model, white-box red team 21, B6)
+OPENERS = {"open", "io.open", "os.open", "Path", "pathlib.Path", "pathlib.PurePath", "PurePath", "os.stat", "os.lstat"}
 
 
 def _plain_path(node: ast.AST) -> bool:
@@ -257,22 +311,58 @@ def _plain_path(node: ast.AST) -> bool:
     return False
 
 
-def hidden_reach(source: str) -> list[tuple[int, str]]:
+def imports_of(sources: list[str]) -> tuple[set[str], dict[str, str]]:
+    """The module names and import aliases bound by the imports of every cell in ``sources`` (a name imported in
+    one cell is used in the next: `import os as o` above, `o.write(...)` below)."""
+    modules: set[str] = set()
+    alias: dict[str, str] = {}
+    for source in sources:
+        from course_lib.checks.rules import _strip_magics
+
+        try:
+            tree = ast.parse(_strip_magics(source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules |= {a.asname or a.name.split(".")[0] for a in node.names}
+                alias.update({a.asname: a.name for a in node.names if a.asname})
+            elif isinstance(node, ast.ImportFrom):
+                modules |= {a.asname or a.name for a in node.names}
+                alias.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if node.module})
+    return modules, alias
+
+
+def _suffixes(full: str) -> list[str]:
+    """``a.b.c``, ``b.c``, ``c``: a library's module held as an attribute (``tqdm.sys``) is still that module."""
+    parts = full.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def hidden_reach(source: str, notebook_imports: tuple[set[str], dict[str, str]] | None = None
+                 ) -> list[tuple[int, str]]:
     """(line, what) for each way ``source`` reaches an object by a name it builds or hides: getattr and kin with
     a computed name (or the builtin passed around), vars/globals/eval and kin, dunder lookups other than the
     plain protocol ones, a library's private names, operator registries, pattern matching on attributes, star
     imports, and modules whose purpose is to reach objects indirectly. A cell that does not parse: line 0."""
     from course_lib.checks.rules import _strip_magics
 
+    # IPython reads a line that starts with a magic's name as that magic without its % (automagic), even where
+    # the line is valid Python: `run  #a.py` is a name and a comment to ast, %run of the file `#a.py` to IPython
+    # (threat model, white-box red team 21, B4)
+    automagic = [(n, m[1]) for n, line in enumerate(source.splitlines(), 1)
+                 if (m := re.match(r"\s*(\w+)\b(?!\s*[=(.\[,:;)+\-*/%<>!&|^@])", line)) and m[1] in AUTOMAGIC]
     try:
         tree = ast.parse(_strip_magics(source))  # magics and shell lines as the calls IPython makes of them
     except SyntaxError:
-        # it will not run, unless IPython reads a line as a magic without its % (automagic: `run x.py`)
-        words = {line.split()[0] for line in source.splitlines() if line.split()}
-        magic = sorted(words & AUTOMAGIC)
-        return [(0, f"a line IPython runs as the magic %{magic[0]}")] if magic else []
+        return [(0, f"a line IPython runs as the magic %{sorted(m for _, m in automagic)[0]}")] if automagic else []
+    if automagic:
+        return [(n, f"a line IPython runs as the magic %{m}") for n, m in automagic]
     modules = set(KNOWN_MODULES)
     alias: dict[str, str] = {}  # a name bound by an import -> the dotted name it stands for
+    if notebook_imports is not None:
+        modules |= notebook_imports[0]
+        alias.update(notebook_imports[1])
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules |= {a.asname or a.name.split(".")[0] for a in node.names}
@@ -286,6 +376,7 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
         dotted = _dotted(node)
         root, _, rest = dotted.partition(".")
         return ".".join(p for p in (alias.get(root, root), rest) if p) if dotted else ""
+    roots = modules | {dotted.split(".")[0] for dotted in alias.values()}  # names that stand for a module
     named_calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                    and n.func.id in NAME_BUILTINS and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
                    and isinstance(n.args[1].value, str)}
@@ -322,15 +413,22 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
                 add(node, f"{node.id}")
         if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Store):
             full = resolved(node)
-            if full in DESCRIPTOR_NAMES:
+            rooted = full.split(".")[0] in roots
+            # a module held as another module's attribute is that module (tqdm.sys.settrace is sys.settrace)
+            names = _suffixes(full) if rooted else [full]
+            if any(n in DESCRIPTOR_NAMES for n in names):
                 add(node, f"{full} (a descriptor by number, or the command line)")
-            elif full in TRACING:
+            elif any(n in TRACING for n in names):
                 add(node, f"{full} (the tracing the cost checks count lines with)")
-            elif evaluator := next((e for e in STRING_EVALUATORS if full == e or full.startswith(e + ".")
-                                    or (e.endswith(("exec", "spawn")) and full.startswith(e))), None):
+            elif evaluator := next((e for n in names for e in STRING_EVALUATORS if n == e or n.startswith(e + ".")
+                                    or (e.endswith(("exec", "spawn")) and n.startswith(e))), None):
                 add(node, f"{evaluator} (runs or looks up code by a string, or reaches the checking process)")
-            elif registry := next((r for r in REGISTRIES if full == r or full.startswith(r + ".")), None):
+            elif registry := next((r for n in names for r in REGISTRIES if n == r or n.startswith(r + ".")), None):
                 add(node, f"{registry}: reaches functions through a registry or loads code")
+            elif refused := next((r for n in names if (r := _module_name_refused(n))), None):
+                add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
+            elif rooted and (module := _refused_module_inside(full)):
+                add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
         if isinstance(node, ast.Attribute):
             dotted = _dotted(node)
             if isinstance(node.ctx, (ast.Store, ast.Del)) and resolved(node).split(".")[0] in GUARDED_MODULES \
@@ -359,6 +457,15 @@ def hidden_reach(source: str) -> list[tuple[int, str]]:
                     add(node, f"import {name} (not among the modules an answer may use)")
                 elif any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS):
                     add(node, f"import {name} (runs or looks up code by a string)")
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    if refused := _module_name_refused(full):
+                        add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
+                    elif module := _refused_module_inside(full):
+                        add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
+                    elif any(n in TRACING | DESCRIPTOR_NAMES for n in _suffixes(full)):
+                        add(node, f"from {node.module} import {a.name}")
             if isinstance(node, ast.ImportFrom) and any(a.name in NAME_MAKERS for a in node.names):
                 add(node, "operator's attrgetter or methodcaller")
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
@@ -396,6 +503,7 @@ def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None 
     code cell) on a line the course did not write (``course_lines``: the release's code lines, stripped): what
     makes every check of the notebook fail outside the kernel."""
     out = [f for f in (scan_notebook(nb) if flags is None else flags) if f.split(": ", 1)[1].startswith(TAMPERING)]
+    notebook_imports = imports_of([c.get("source", "") for c in nb.cells if c.get("cell_type") == "code"])
     for i, cell in enumerate(nb.cells):
         if cell.get("cell_type") != "code":
             continue
@@ -405,8 +513,9 @@ def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None 
             continue
         lines = cell.get("source", "").splitlines()
         # a course line copied verbatim is the course's code, unless it runs a shell or a magic: their text
-        # carries the student's variables ({COURSE_GIT_URL} in %pip install, white-box red team 20)
-        found = [what for line, what in hidden_reach(cell.get("source", ""))
+        # carries the student's variables ({COURSE_GIT_URL} in %pip install: test_scan.py::
+        # test_a_course_line_copied_verbatim_is_the_courses_unless_it_runs_a_shell_or_a_magic)
+        found = [what for line, what in hidden_reach(cell.get("source", ""), notebook_imports)
                  if what.startswith(NEVER_THE_COURSES) or not (
                      course_lines and 0 < line <= len(lines) and lines[line - 1].strip() in course_lines)]
         if found:

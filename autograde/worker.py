@@ -53,6 +53,11 @@ def config(job: dict, course_dir: Path):
     c.InjectOutputs.outputs = job["outputs"]
     c.InjectOutputs.failures = job["failures"]
     feedback_config(c)
+    from autograde.deadlines import Policy, feedback_notes, plugin_config
+    # nbgrader's AssignLatePenalties asks the course's policy (autograde/deadlines.py); the page says when and how late
+    plugin_config(c, Policy(**job.get("late_policy") or {}))
+    if job.get("late_note"):
+        feedback_notes(c, {f"{job['student']}/{job['assignment']}": job["late_note"]})
     return c
 
 

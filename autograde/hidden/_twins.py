@@ -1,8 +1,10 @@
 """Twins of visible checks: the same cases in disguise, so that a visible check's points need an answer that computes.
 
 A visible check's cases and expected values are public: an answer can carry a table of them and compute
-something cruder for every other input (red team 10: the overflowing softmax plus a lookup kept 5/26 on 02
-unflagged, because the crude formula still passes half of the hidden cases). A twin is a hidden check whose
+something cruder for every other input (the overflowing softmax plus a lookup kept 5/26 on 02 unflagged,
+because the crude formula still passes half of the hidden cases: threat model, "Visible points need an answer
+that computes"; test_twins.py::test_red_team_10s_lookup_with_a_crude_fallback_passes_the_visible_check_and_fails_its_twin).
+A twin is a hidden check whose
 cases are the visible check's own, changed in a way that keeps what each case tests and that no correct
 answer can tell from the original:
 
@@ -128,8 +130,9 @@ def _ids_mover(case: Case, rng: random.Random) -> Callable[[Any], Any] | None:
         return x
 
     def move(x: Any) -> Any:
-        """Renamed, and each sequence led by a few ids it never uses (red team 11 keyed a lookup on the ids
-        renamed in order of first appearance, which a renaming alone does not change)."""
+        """Renamed, and each sequence led by a few ids it never uses (a lookup keyed on the ids renamed in
+        order of first appearance, which a renaming alone does not change, passed: test_twins.py::
+        test_red_team_11s_lookup_keyed_on_ids_renamed_by_first_appearance_fails_the_twin)."""
         x = rename(x)
         if isinstance(x, torch.Tensor) and x.dim() >= 1:
             lead = torch.tensor(fresh, dtype=x.dtype).expand(*x.shape[:-1], len(fresh))
@@ -162,13 +165,16 @@ def _extend(args: tuple, kwargs: dict, v: int, rng: random.Random, how: str = "c
     so far below the row's max that their probability is exactly 0; no sum moves, so no new tie with a threshold).
     ``pad``: also a block of 60-120 fresh ids (more new columns) inside the history, after one of its first third,
     so that what an answer must look back to is farther away (penalties only: inside an n-gram history fresh ids
-    make and break n-grams, which flagged class 10's honest w15).
+    make and break n-grams, which flagged an honest answer as a lookup).
 
-    A permutation alone keeps the pattern of repeats in a history: red team 11 keyed a lookup on the ids renamed
-    in order of first appearance and kept 3/24 through ban_repeated_ngrams's twin; and it keeps each row's sorted
-    values: red team 12 keyed one on them (minus the row's max) and kept 7/26 on 02. A look-back cut just past the
-    farthest visible case (red team 12: 8-28 ids) passed every 05 visible check and its twin until ``pad``.
-    Cases with a ``window`` are not extended (class 10's w23: a window start not clamped at 0, an honest slip the
+    A permutation alone keeps the pattern of repeats in a history: a lookup keyed on the ids renamed in order of
+    first appearance kept 3/24 through ban_repeated_ngrams's twin (test_twins.py::
+    test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin); and it keeps each row's sorted
+    values: a lookup keyed on them (minus the row's max) kept 7/26 on 02 (test_twins.py::
+    test_red_team_12s_lookup_keyed_on_sorted_values_fails_the_grown_twin). A look-back cut just past the farthest
+    visible case (8-28 ids) passed every 05 visible check and its twin until ``pad`` (test_twins.py::
+    test_red_team_12s_recent_history_answer_fails_the_padded_twin).
+    Cases with a ``window`` are not extended (an honest answer's window start not clamped at 0, a slip the
     hidden check charges, was flagged as a lookup when the lead moved the history's length into the slip's range)."""
     if how == "split":
         cols = rng.sample(range(v), min(v, rng.randint(1, 4)))

@@ -104,14 +104,16 @@ def _cycle_cases() -> list[Case]:
     cases.append(Case(([7],), {"min_repeats": 1}, label="one token, min_repeats=1"))
     cases.append(Case(([],), {"min_repeats": 1}, label="empty, min_repeats=1"))
     cases.append(Case(([3, 1, 2],), {"min_repeats": 1, "max_period": 5}, label="3 distinct tokens, min_repeats=1"))
-    # red team 12: a look-back cut at 14 ids passed the visible check; a cycle counted over 3000 ids
+    # a look-back cut at 14 ids passed the visible check (bug zoo: `find_cycle__last_28_ids_only`); a cycle counted
+    # over 3000 ids
     cases.append(Case(([1] + [4, 5, 6, 7, 8] * 600,), label="period 5 x 600 after one other id"))
     return [Case(c.args, c.kwargs, c.label, compare=cycle_pair) for c in cases + _cycle_real_cases()]
 
 
 def _cycle_real_cases() -> list[Case]:
-    """Red team 14: min_repeats clamped to 4 and periods tried only up to 64 kept full points (every case asked for
-    1-4 copies and max_period <= 50). Hand-made cases where the clamp changes the answer, and seeded generations
+    """min_repeats clamped to 4 and periods tried only up to 64 kept full points (every case asked for 1-4 copies
+    and max_period <= 50; bug zoo: `find_cycle__min_repeats_capped_at_4`, `find_cycle__max_period_capped_at_64`).
+    Hand-made cases where the clamp changes the answer, and seeded generations
     of SmolLM2's size: hundreds to thousands of ids over V = 49152, periods up to 400, min_repeats up to 12."""
     cases = [
         Case(([1] + [7, 8, 9, 9, 9, 9] * 8,), {"min_repeats": 8},
@@ -141,9 +143,10 @@ def _rate_cases() -> list[Case]:
         cases.append(Case((ids, n), label=f"{len(ids)} ids over {vocab} symbols, n={n}"))
     cases.append(Case((torch.tensor([3, 3, 4, 3, 3, 4]), 2), label="1-D LongTensor, n=2"))
     cases.append(Case(([9, 8, 7], 3), label="exactly one n-gram"))
-    cases.append(Case(([1, 23, 12, 3], 2), label="multi-digit ids: (1, 23) and (12, 3) differ"))  # blind class 10
+    cases.append(Case(([1, 23, 12, 3], 2), label="multi-digit ids: (1, 23) and (12, 3) differ"))  # zoo: *__glued_digit_keys
     cases.append(Case(([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 5],), label="default n=4: 4 of 9 4-grams seen before"))
-    # red team 11: a look-back of a few n-grams passed; here the only repeat is 40 positions back
+    # a look-back of a few n-grams passed (bug zoo: `repetition_rate__lookback_of_3_ngrams`); here the only repeat
+    # is 40 positions back
     cases.append(Case(([1, 2] + list(range(10, 50)) + [1, 2], 2), label="a bigram seen 40 positions earlier"))
     cases.append(Case(([1, 2] + list(range(10, 2010)) + [1, 2], 2), label="a bigram seen 2000 positions earlier"))
     cases += _rate_real_cases()
@@ -163,7 +166,8 @@ def _copies(g: torch.Generator, L: int, spans: list[int], far: int = 300) -> lis
 
 
 def _rate_real_cases() -> list[Case]:
-    """Red team 14: n clamped to 5 kept full points (every case had n <= 5). Thousands of ids over V = 49152 where
+    """n clamped to 5 kept full points (every case had n <= 5; bug zoo: `repetition_rate__n_clamped_to_5`).
+    Thousands of ids over V = 49152 where
     many stretches of 6 repeat (every 5-gram in them is a repeat) but few longer ones."""
     g = _g(511)
     return [Case((_copies(g, 3000, [6] * 40 + [12] * 5), 8), label="3000 ids over 49152, 40 copied 6-grams, 5 12-grams, n=8"),
@@ -195,12 +199,14 @@ def _rp_cases() -> list[Case]:
     cases.append(Case((torch.tensor([[1.0, -2.0, 3.0, 0.5]]), torch.tensor([[0, 1, 2, 3]]), 2.0),
                       {"count_prompt": False}, compare=logits_match(rtol=1e-6),
                       label="count_prompt=False with the default prompt_len=0: every id counts"))
-    # red team 11: only the last 12 ids looked at passed; here most penalised ids were seen long ago
+    # only the last 12 ids looked at passed (bug zoo: `repetition_penalty__last_12_ids_only`); here most penalised
+    # ids were seen long ago
     gl = _g(506)
     cases.append(Case((torch.randn(2, 300, generator=gl), torch.randperm(300, generator=gl)[:200].reshape(2, 100), 1.5),
                       compare=logits_match(rtol=1e-6), label="float32 [2, 300], 100 distinct ids per row, penalty 1.5"))
-    # red team 15: `if penalty == 1: return logits` hands back the caller's tensor (the text: a new tensor), and
-    # window=0 taken as "the whole history" passed when no random case drew window 0 over a non-empty history
+    # `if penalty == 1: return logits` hands back the caller's tensor (the text: a new tensor; bug zoo:
+    # `repetition_penalty__penalty_one_returns_input`), and window=0 taken as "the whole history" passed when no
+    # random case drew window 0 over a non-empty history (`repetition_penalty__window_zero_is_all`)
     x, h = torch.tensor([[1.0, -2.0, 3.0, 0.5], [0.0, 2.0, -1.0, 4.0]]), torch.tensor([[0, 1, 2, 1], [3, 3, 0, 2]])
     cases += [Case((x, h, 1.0), compare=logits_match(rtol=1e-6), label="penalty 1.0: unchanged values, in a new tensor"),
               Case((x, h, 2.0), {"window": 0}, compare=logits_match(rtol=1e-6),
@@ -221,9 +227,10 @@ def _real_history(g: torch.Generator, B: int, L: int, V: int = 49152, hot: int =
     return h
 
 
-# Sizes: an honest answer may build a one-hot table of the history ([B, L, V] int64, as blind class 6's h05b
-# does); the notebook's own histories are ~100 ids, so cases keep B * L * V * 8 bytes under ~160 MB: thousands of
-# ids over a vocabulary of 512-1024, or a few hundred over SmolLM2's 49152.
+# Sizes: an honest answer may build a one-hot table of the history ([B, L, V] int64, as the alternative
+# `presence_frequency_penalty__one_hot_counts_clamped` does); the notebook's own histories are ~100 ids, so cases keep
+# B * L * V * 8 bytes under ~160 MB: thousands of ids over a vocabulary of 512-1024, or a few hundred over SmolLM2's
+# 49152.
 def _rp_truth(x: torch.Tensor, ids: torch.Tensor, penalty: float, *, prompt_len: int = 0, count_prompt: bool = True,
               window: int | None = None) -> torch.Tensor:
     """The text's rule written out with Python sets, in float64 (not the reference): per row, the counted ids
@@ -240,8 +247,10 @@ def _rp_truth(x: torch.Tensor, ids: torch.Tensor, penalty: float, *, prompt_len:
 
 
 def _rp_real_cases() -> list[Case]:
-    """Red team 14: windows clamped to 64, penalties clamped to the cases' range [0.5, 3], and histories read over
-    their last 256 ids kept full points. SmolLM2's vocabulary (V = 49152), histories of 1500-3000 ids, windows in
+    """Windows clamped to 64, penalties clamped to the cases' range [0.5, 3], and histories read over their last
+    256 ids kept full points (bug zoo: `repetition_penalty__window_capped_at_64`, `repetition_penalty__penalty_clamped`,
+    `repetition_penalty__last_256_ids_without_window`).
+    SmolLM2's vocabulary (V = 49152), histories of 1500-3000 ids, windows in
     the hundreds, penalties 10, 5, 1.3, 0.25 (the text refuses only penalty <= 0). Expected by construction
     (_rp_truth): [B, 49152] results stored would be ~0.5 MB a case."""
     g, cases = _g(512), []
@@ -292,12 +301,14 @@ def _pf_cases() -> list[Case]:
         f64 = logits_match(rtol=1e-12, atol=1e-12) if dtype == torch.float64 else logits_match(rtol=1e-6, atol=1e-5)
         cases.append(Case((x, h), kw, compare=half_match() if half else f64,
                           label=f"{kind} {str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, {kw}"))
-    # red team 11: counts capped at 3 passed; here ids occur up to 12 times
+    # counts capped at 3 passed (bug zoo: `presence_frequency_penalty__counts_capped_at_3`); here ids occur up to
+    # 12 times
     gl = _g(507)
     cases.append(Case((torch.randn(1, 8, generator=gl), torch.tensor([[1] * 12 + [2] * 7 + [3] * 4 + [5]])),
                       {"presence": 0.5, "frequency": 0.25}, compare=logits_match(rtol=1e-6, atol=1e-5),
                       label="float32 [1, 8], counts 12, 7, 4, 1"))
-    # red team 15: returning the input itself when both penalties are 0 (the text: a new tensor)
+    # returning the input itself when both penalties are 0 (the text: a new tensor; bug zoo:
+    # `presence_frequency_penalty__zero_penalties_return_input`)
     cases.append(Case((torch.tensor([[1.0, -2.0, 3.0, 0.5]]), torch.tensor([[0, 1, 2, 2]])),
                       {"presence": 0.0, "frequency": 0.0, "prompt_len": 1}, compare=logits_match(rtol=1e-6, atol=1e-5),
                       label="presence 0 and frequency 0: unchanged values, in a new tensor"))
@@ -305,7 +316,8 @@ def _pf_cases() -> list[Case]:
 
 
 def _pf_real_cases() -> list[Case]:
-    """Red team 14 read histories over their last 64-256 ids: 3000 ids over V = 1024 and 450 over SmolLM2's 49152,
+    """Answers that read histories over their last 64-256 ids (bug zoo:
+    `presence_frequency_penalty__last_256_ids_only`) fail here: 3000 ids over V = 1024 and 450 over SmolLM2's 49152,
     counts in the tens to hundreds. Expected by construction: Python counts, the formula in float64, rounded once
     to float32 (penalties exact in binary, so the reference's float32 arithmetic differs only in its last bits)."""
     g, cases = _g(513), []
@@ -332,7 +344,8 @@ PF_SMALL, PF_LARGE = "cost: V = 50, two rows of 8 ids", "cost: V = 5000, two row
 
 def _pf_cost() -> list[Case]:
     """The text: "no Python loop over the vocabulary or over the history": the same work, in lines run, for a
-    vocabulary 100 times larger and a history 100 times longer (blind class 7 looped over the history)."""
+    vocabulary 100 times larger and a history 100 times longer (bug zoo:
+    `presence_frequency_penalty__python_loop_over_history`)."""
     g = torch.Generator().manual_seed(42)
     kw = {"presence": 0.5, "frequency": 0.25, "prompt_len": 3}
     cap = torch.Generator().manual_seed(44)
@@ -365,12 +378,14 @@ def _ngram_cases() -> list[Case]:
         x = _logits(g, B, V, dtype, kind)
         h = _history(g, B, V, L)
         cases.append(Case((x, h, n), label=f"{str(dtype).removeprefix('torch.')} [{B}, {V}], L={L}, n={n}"))
-    # blind class 10: the prefix is a tuple of ids ((1, 23) is not (12, 3)): nothing is banned here
+    # the text: the prefix is a tuple of ids ((1, 23) is not (12, 3)): nothing is banned here (bug zoo:
+    # `ban_repeated_ngrams__glued_digit_prefix`)
     cases.append(Case((torch.zeros(1, 30), torch.tensor([[1, 23, 5, 12, 3]]), 3), label="multi-digit ids, n=3"))
-    # red team 11: scanning only the last positions passed; here the prefix (5,) was last seen 60 ids back
+    # scanning only the last positions passed (bug zoo: `ban_repeated_ngrams__last_16_ids_only`); here the prefix
+    # (5,) was last seen 60 ids back
     far = [5, 9] + [10 + (i % 80) for i in range(60)] + [5]
     cases.append(Case((torch.zeros(1, 100), torch.tensor([far]), 2), label="n=2, the prefix seen 60 positions back"))
-    # red team 12: a look-back cut just past the farthest visible case; here 2000 positions back
+    # a look-back cut just past the farthest visible case (test_twins.py); here 2000 positions back
     farther = [5, 9] + list(range(10, 2010)) + [5]
     cases.append(Case((torch.zeros(1, 2010), torch.tensor([farther]), 2), label="n=2, the prefix seen 2001 positions back"))
     return [Case(c.args, c.kwargs, c.label, compare=logits_match()) for c in cases] + _ngram_real_cases() + \
@@ -391,7 +406,8 @@ def _ngram_truth(x: torch.Tensor, ids: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def _ngram_real_cases() -> list[Case]:
-    """Red team 14: n clamped to 5 kept full points (every case had n <= 5). Rows of 2000-3000 ids over V = 49152
+    """n clamped to 5 kept full points (every case had n <= 5; bug zoo: `ban_repeated_ngrams__n_clamped_to_5`).
+    Rows of 2000-3000 ids over V = 49152
     whose last n-1 ids occurred before, hundreds of positions back, each time followed by another token; and
     near misses: stretches that end like the prefix in only its last 4 ids (a 5-gram ban, not an n-gram one)."""
     g, cases = _g(514), []
@@ -413,20 +429,20 @@ def _ngram_real_cases() -> list[Case]:
 
 COST_SMALL, COST_LARGE = "cost: V = 50, two rows of 80 ids", "cost: V = 5000, the same two rows"
 RP_SMALL, RP_LARGE = "cost: V = 50, two rows of 40 ids, penalty 1.3", "cost: V = 5000, the same rows, penalty 1.3"
-# real size, capped in lines (Contract.cost_cap): a ratio between two cases can be met by padding both with busy
-# work (blind red team 17); a cap cannot. The answers run <= 335 lines on these cases; a loop over 49,152 tokens
-# (or 40,000 history ids) runs at least that many. Their expected values are built here (a few lines each), not
-# stored from the reference: rows of 49,152 values would add megabytes to the references
+# real size, capped in lines (Contract.cost_cap): a ratio between two cases can be met by padding both with busy work
+# (bug zoo: `repetition_penalty__padded_vocab_loop`); a cap cannot. The answers run <= 335 lines on these cases; a
+# loop over 49,152 tokens (or 40,000 history ids) runs at least that many. Their expected values are built here (a few
+# lines each), not stored from the reference: rows of 49,152 values would add megabytes to the references
 COST_CAP, RP_CAP = "cost: V = 49152, a row of 80 ids", "cost: V = 49152, two rows of 40 ids"
 # presence/frequency: no loop over the vocabulary, nor over the history; one case for each size, so that an
-# honest one_hot(ids, V) (blind class 6) stays small in both
+# honest one_hot(ids, V) (alternative `presence_frequency_penalty__one_hot_counts`) stays small in both
 PF_CAP_V, PF_CAP_L = "cost: V = 49152, two rows of 8 ids", "cost: V = 50, two rows of 20000 ids"
 CAP_LINES = 16384
 
 
 def _rp_cost() -> list[Case]:
     """The text: "No Python loop over the vocabulary": the same rows (a loop over them is allowed) under a
-    vocabulary 100 times larger (red team 14 looped over the vocabulary, on CPU tensors)."""
+    vocabulary 100 times larger (bug zoo: `repetition_penalty__vocab_loop_on_cpu`)."""
     g = torch.Generator().manual_seed(43)
     rows = torch.randint(0, 50, (2, 40), generator=g)
     small, large = torch.randn(2, 50, generator=g), torch.randn(2, 5000, generator=g)
@@ -489,7 +505,7 @@ CHECKS = [
 # Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py).
 CHECKS += twins(_visible.CHECKS, {
     # fresh ids inside a history change no count of the others (penalties); inside an n-gram history they break
-    # and make n-grams, which exposed honest slips as "lookups" (class 10's w15): the ban and the rate are led
+    # and make n-grams, which exposed honest slips as "lookups" (test_twins.py): the ban and the rate are led
     # only, and a visible case 300 ids long asks for the whole history there
     **{name: {"kind": "vocab", "extend": True, "pad": True} for name in ("presence_frequency_penalty", "repetition_penalty")},
     "ban_repeated_ngrams": {"kind": "vocab", "extend": True},

@@ -96,17 +96,22 @@ def _gen_cases() -> list[Case]:
     # the step receives the [B, V] logits of all rows at once (a step that reads across rows shows it)
     cases.append(Case((lm, [[5, 17], [200, 3, 99, 41, 7], [1, 2, 3]], 4, Resource("nb04_coupled_step")),
                       label="a step that reads the whole batch: called once per token on [B, V]"))
-    # ... also after a row has finished: row 0 ends at EOS 31 after one token, rows 1 and 2 run on; under a step
-    # that treats each row by its place in the batch, a loop that hands the step only the running rows renumbers
-    # them (blind class 7). The step never reads a finished row's logits, which differ between correct loops.
+    # ... also after a row has finished: row 0 ends at EOS 31 after one token, rows 1 and 2 run on; under a step that
+    # treats each row by its place in the batch, a loop that hands the step only the running rows renumbers them (bug
+    # zoo: `generate_loop__step_on_running_rows_only`). The step never reads a finished row's logits, which differ
+    # between correct loops.
     cases.append(Case((lm, [[5, 17], [200, 3, 99, 41, 7], [1, 2, 3]], 6, Resource("nb04_ranked_step")),
                       dict(eos_id=31), label="a step that numbers the rows, row 0 done first: still all B rows"))
     # cost the text states: "stop the loop early when every row has finished" (the model counts its calls)
     cases.append(Case((Resource("nb04_next_id_lm_3calls"), [[3]], 10, g), dict(eos_id=6),
                       label="every row done after 3 tokens of 10 allowed: no 4th model call"))
-    # red team 15: `if eos_id and t == eos_id` never ends a row when the EOS id is 0 (a valid id; only None disables)
+    # `if eos_id and t == eos_id` never ends a row when the EOS id is 0 (a valid id; only None disables; bug zoo:
+    # `generate_loop__eos_zero_is_falsy`)
     cases.append(Case((nxt, [[14], [9, 10]], 4, g), dict(eos_id=0),
                       label="eos_id=0: row 0 generates 15 then 0 and ends (reason eos); row 1 runs to length"))
+    # the text: "build `idx` and `mask` on the model's device" (bug zoo: `generate_loop__ids_on_cpu`)
+    cases.append(Case((Resource("nb04_next_id_lm_second_device"), [[3], [7, 8]], 4, g), dict(eos_id=6),
+                      label="a model whose weights are on another device than the CPU, batch of 2"))
     return cases
 
 
@@ -145,8 +150,9 @@ def _attention_truth(q, k_new, v_new, k_cache, v_cache) -> tuple:
     return y.to(q.dtype), k_all.clone(), v_all.clone()
 
 
-# Red team 14: attention over only the last 24 cached positions, and heads tiled for groups above 4, kept full points
-# when every case had <= 20 cached positions and groups <= 4. Real sizes: SmolLM2's layout (9 query heads, 3 KV
+# Attention over only the last 24 cached positions, and heads tiled for groups above 4, kept full points when every
+# case had <= 20 cached positions and groups <= 4 (bug zoo: `attend_with_cache__last_24_cached_only`,
+# `attend_with_cache__tiles_large_groups`). Real sizes: SmolLM2's layout (9 query heads, 3 KV
 # heads, head_dim 64) with hundreds of cached positions, chunks of up to 8, a group of 9 (one KV head), groups of 8
 # and 5 over several KV heads (where tiling and expanding in a row differ). Expected values by construction
 # (_attention_truth), so nothing is stored: k_all alone would be 100-300 KB a case.
@@ -198,7 +204,8 @@ def _weight_bytes_cases() -> list[Case]:
                     + raises_case("ValueError", 5, 3, label="5 x 3 bits = 15 bits")
                     + raises_case("ValueError", 64, -4, label="negative bits")
                     + raises_case("ValueError", 64, 4, 0, 2, label="group size 0")
-                    # red team 15: the group checks skipped when group_bytes is 0 (the text: whatever group_bytes is)
+                    # the group checks skipped when group_bytes is 0 (the text: whatever group_bytes is; bug zoo:
+                    # `weight_bytes__group_checks_only_with_group_bytes`)
                     + raises_case("ValueError", 64, 4, 0, 0, label="group size 0, group_bytes 0")
                     + raises_case("ValueError", 64, 4, -8, 0, label="group size -8, group_bytes 0")
                     + raises_case("ValueError", 100, 8, 64, 0, label="100 weights in groups of 64, group_bytes 0")
@@ -224,7 +231,8 @@ def _fit_cases() -> list[Case]:
 
 
 def _fit_real_cases() -> list[Case]:
-    """Red team 14: a slope over the first 9 points kept full points when no case had more. Longer noisy series
+    """A slope over the first 9 points kept full points when no case had more (bug zoo:
+    `fit_exponent__first_9_points_only`). Longer noisy series
     (timings of a sweep), and a cost that bends after its 9th point (linear, then quadratic: slope 247/170)."""
     rng, cases = torch.Generator().manual_seed(6), []
     for k in (12, 24, 40):
@@ -248,7 +256,8 @@ def _beam_cases() -> list[Case]:
                           label=f"random table {i % 4}, width {b}, {n} tokens, length_penalty {alpha}, start {start}"))
     cases.append(Case((Resource("nb04_table_s11"), [5], 2, 4, 5), dict(length_penalty=1.0),
                       label="table s11, width 2: finished candidates keep their beam slots (no refill)"))
-    # red team 15: `if eos_id and toks[-1] == eos_id` never finishes a hypothesis when the EOS id is 0; here the
+    # `if eos_id and toks[-1] == eos_id` never finishes a hypothesis when the EOS id is 0 (bug zoo:
+    # `beam_search__eos_zero_is_falsy`); here the
     # best one is [4, 0] (avg log p -0.33; unfinished [4, 0, 1, 5] would score -0.49)
     cases.append(Case((Resource("nb04_table_2"), [3], 2, 4, 0), dict(length_penalty=1.0),
                       label="random table 2, width 2, 4 tokens, eos_id=0: the best hypothesis ends with EOS 0"))
@@ -257,6 +266,9 @@ def _beam_cases() -> list[Case]:
     for b in (6, 9):
         cases.append(Case((Resource("nb04_table_1"), [2], b, 3, 5), dict(length_penalty=1.0),
                           label=f"random table 1, width {b} on a 6-token vocabulary, 3 tokens"))
+    # the text: "build `idx` on the model's device" (bug zoo: `beam_search__ids_on_cpu`)
+    cases.append(Case((Resource("nb04_table_1_second_device"), [2], 2, 3, 5), dict(length_penalty=1.0),
+                      label="random table 1 whose weights are on another device than the CPU, width 2, 3 tokens"))
     return cases
 
 

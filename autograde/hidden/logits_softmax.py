@@ -128,13 +128,15 @@ def _logprob_cases() -> list[Case]:
                    label="toy model: token 7 after 3 is e^-200 times less likely than its rival")]
     # the text: fewer than 2 *tokens* (a blind class counted words): one word, two tokens
     cases += [Case((model, tok, "Hello!"), label="SmolLM2, 'Hello!': one word, two tokens")]
-    # red team 11: every text above is under 17 tokens, so scoring only the first 16 passed; long texts do not
+    # every text above is under 17 tokens, so scoring only the first 16 passed (bug zoo:
+    # `sequence_logprob__first_16_tokens_only`); long texts do not
     cases += [Case((model, tok, _IMPROBABLE), label="SmolLM2, 141 tokens of nonsense")]
-    # issue 38 (blind 38): a leading space and a trailing newline are tokens of their own ("nothing added", nor removed)
+    # the text: "nothing added" (nor removed): a leading space and a trailing newline are tokens of their own
+    # (bug zoo: `sequence_logprob__strips_text`)
     cases += [Case((model, tok, _SPACED), label=f"SmolLM2, {_SPACED!r}: a leading space and a trailing newline")]
     cases += [Case((Resource("nb02_next_id_lm"), Resource("nb02_id_tokenizer"), " ".join(str(i % 8) for i in range(2, 47))),
                    label="next-id toy model, 45 tokens '2 3 ... 6'")]
-    # the text: "on the model's device" (blind 38: ids built on the CPU fail only beside a GPU)
+    # the text: "on the model's device" (ids built on the CPU fail only beside a GPU: sequence_logprob__ids_on_cpu)
     cases += [Case((Resource("nb02_next_id_lm_second_device"), Resource("nb02_id_tokenizer"), "5 6 7 2"),
                    label="next-id toy model whose weights are on another device than the CPU, '5 6 7 2'")]
     cases += raises_case("ValueError", model, tok, "", label="empty text: must raise ValueError")
@@ -199,7 +201,8 @@ CHECKS = [
 
 # Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py).
 # The vocabulary also grows (copied logit columns; for entropy, halved probability columns), so a lookup keyed on
-# each row's sorted values misses (red team 12: 7/26 with the naive formulas behind it).
+# each row's sorted values misses (such a lookup kept 7/26 with the naive formulas
+# behind it: test_twins.py).
 CHECKS += twins(_visible.CHECKS, {**{name: {"kind": "vocab", "extend": "copy"} for name in
                                      ("softmax", "log_softmax", "probs_at_temperature")},
                                   "entropy": {"kind": "vocab", "extend": "split"}})

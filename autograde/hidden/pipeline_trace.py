@@ -44,7 +44,8 @@ _EDGE_TEXTS = [
     "\ufb01ne \u00bd \uff46\uff55\uff4c\uff4c",
     " hello world\n",
 ]
-# words separated by U+3000 (the ideographic space: whitespace, not a space, tab or newline; blind 38 split on ASCII)
+# words separated by U+3000 (the ideographic space: whitespace, not a space, tab or newline; bug zoo:
+# `tokens_per_word__ascii_whitespace_only`)
 _WIDE_SPACE_TEXT = "\u6771\u4eac\u3000\u5927\u962a\u3000\u540d\u53e4\u5c4b and Kyoto"
 
 
@@ -71,7 +72,7 @@ def _memory_cases() -> list[Case]:
     return [Case((v, d, b), label=f"{v} x {d} x {b} bytes")
             for v, d, b in [(100277, 4096, 2), (32000, 4096, 4), (256000, 3072, 2), (151936, 896, 2), (1, 1, 8),
                             (49152, 576, 0.5), (3, 5, 0.5), (1, 1, 0.5),
-                            (100003, 999, 1)]]   # issue 38 (blind 38): an odd product past 2^24 (not a float32)
+                            (100003, 999, 1)]]   # an odd product past 2^24 (embedding_bytes__float32_tensor_product)
 
 
 def _mask_cases() -> list[Case]:
@@ -103,6 +104,9 @@ def _attention_cases() -> list[Case]:
         # every allowed score is -2e10: a mask filled with a large finite number (-1e9) instead of -inf wins
         Case((torch.full((1, 5, 4), 1e5), torch.full((1, 5, 4), -1e5), r(1, 5, 4, seed=48)),
              label="scores of -2e10 everywhere: masked entries must be -inf, not a large negative number"),
+        # the text: "$d$ in the formula is `q`'s and `k`'s feature size", grading also d_v != d (bug zoo:
+        # `causal_attention__scale_by_dv`)
+        Case((r(2, 5, 8, seed=49), r(2, 5, 8, seed=50), r(2, 5, 3, seed=51)), label="d = 8, d_v = 3"),
     ]
 
 
@@ -121,7 +125,8 @@ def _topk_cases() -> list[Case]:
                Case((Resource("nb01_pow2_lm_bf16"), toy, "5", 4), label="toy model with bfloat16 logits, k=4"),
                Case((Resource("nb01_pow2_lm_nograd"), toy, "1 6", 3),
                     label="toy model that refuses to run with gradients on, k=3"),
-               # the text: "on the model's device" (blind 38: ids built on the CPU fail only beside a GPU)
+               # the text: "on the model's device" (ids built on the CPU fail only beside a GPU:
+               # top_k_next_tokens__ids_on_cpu)
                Case((Resource("nb01_pow2_lm_second_device"), toy, "3 1 2", 4),
                     label="toy model whose weights are on another device than the CPU, '3 1 2', k=4")])
 
@@ -129,7 +134,7 @@ def _topk_cases() -> list[Case]:
 def _positions_cases() -> list[Case]:
     return [Case((p, n), label=f"prompt {p}, {n} new tokens")
             for p, n in [(1, 1), (0, 3), (7, 2), (1000, 1000), (4096, 4096), (50, 1), (3, 10),
-                         (4096, 4095)]]   # issue 38 (blind 38): an odd total past 2^24, which float32 cannot hold
+                         (4096, 4095)]]   # an odd total past 2^24: float32 cannot hold it (zoo: float32_sum)
 
 
 CHECKS = [

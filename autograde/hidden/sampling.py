@@ -111,16 +111,17 @@ def _kind_dtype(i: int) -> tuple[str, torch.dtype]:
     return KINDS[i % len(KINDS)], DTYPES[(i // len(KINDS)) % len(DTYPES)]
 
 
-# ------------------------------------------------------------------------------ real sizes (red team 14)
-# Every case below this block has V <= ~4096 (twins included) and k <= 64: red team 14's answers right only there
-# (argmax over the first 8192 ids, k capped at 64, top-p over the 4096 largest logits, min-p keeping at most 256,
-# temperature skipped above 4096 tokens, a penalty over the last 64 ids, filters skipped above 4096 tokens) kept full
-# points. These cases have the course model's vocabulary (SmolLM2: 49 152 tokens), hundreds of kept tokens and
-# histories of hundreds of ids, with the tokens that decide the answer anywhere in the id range (a third above
-# 32 768). Each case carries its own expected value, planted by construction (which ids survive is decided when
-# the input is written, not computed by a filter), so nothing is stored: a [49152] row of -inf alone would be
-# ~400 KB of references. Logits are short dyadic numbers (integers, or multiples of 1/16): a float32 value written
-# in full takes ~20 characters of JSON on its way to the sandbox, these take 4 to 8.
+# ------------------------------------------------------------------------------ real sizes (test_realsize_03.py)
+# Every case below this block has V <= ~4096 (twins included) and k <= 64: answers right only there (argmax over the
+# first 8192 ids, k capped at 64, top-p over the 4096 largest logits, min-p keeping at most 256, temperature skipped
+# above 4096 tokens, a penalty over the last 64 ids, filters skipped above 4096 tokens: the bug zoo's
+# `greedy__first_8192_ids_only`, `top_k_filter__k_capped_at_64`, ...; a red team's) kept full points. These cases have
+# the course model's vocabulary (SmolLM2: 49 152 tokens), hundreds of kept tokens and histories of hundreds of ids,
+# with the tokens that decide the answer anywhere in the id range (a third above 32 768). Each case carries its own
+# expected value, planted by construction (which ids survive is decided when the input is written, not computed by a
+# filter), so nothing is stored: a [49152] row of -inf alone would be ~400 KB of references. Logits are short dyadic
+# numbers (integers, or multiples of 1/16): a float32 value written in full takes ~20 characters of JSON on its way to
+# the sandbox, these take 4 to 8.
 V_REAL = 49_152
 
 
@@ -261,7 +262,8 @@ def _sample_next_real_cases() -> list[Case]:
 
 
 def _sample_real_cases(ff: float = FALSE_FAIL / 14) -> list[Case]:
-    """sample: independence of consecutive draws, and a real model's thin tail (red team 14). ``ff``: each case's
+    """sample: independence of consecutive draws, and a real model's thin tail (bug zoo: `sample__weyl_sequence_rows`,
+    `sample__drops_below_2e-3`). ``ff``: each case's
     share of the check's false-fail budget."""
     g = _g(508)
     four = torch.tensor([0.4, 0.3, 0.2, 0.1])
@@ -326,13 +328,13 @@ def _ulps_above(x: float, n: int) -> float:
 
 
 def _greedy_near_tie_cases() -> list[Case]:
-    """Red team 15: maxima a few float32 ulps apart (at ~10), the larger one not first. An argmax over rounded
+    """Maxima a few float32 ulps apart (at ~10), the larger one not first. An argmax over rounded
     probabilities (softmax, then float16) sees a tie there and answers the lower id; the text's argmax of the
-    logits does not."""
+    logits does not (bug zoo: `greedy__argmax_of_float16_probs`)."""
     u1, u2, u3, u4 = (_ulps_above(10.0, n) for n in (1, 2, 3, 4))
     x = torch.tensor([[10.0, u2, 0.0, -3.0], [-1.0, 9.5, 10.0, u3], [u1, 4.0, u4, 2.0]])
     big = _dyadic(torch.randn(1, V_REAL, generator=_g(509)) * 2, 1.0).clamp(-10, 8)   # integers below 10
-    # below id 8192, so that red team 14's first-8192-ids answer stays caught by the real-size cases alone
+    # below id 8192, so that `greedy__first_8192_ids_only` (bug zoo) stays caught by the real-size cases alone
     # (autograde/tests/test_realsize_03.py); the 49 152-token softmax still rounds the three to one float16 value
     big[0, 1000], big[0, 3500], big[0, 7000] = u1, 10.0, u3
     return [Case((x,), label="float32 [3, 4]: the two largest logits 1 to 3 ulps apart near 10, the larger not first"),
@@ -363,7 +365,8 @@ def _sample_cases() -> list[Case]:
     zipf = torch.tensor([1.0 / r for r in range(1, 101)])
     zipf = zipf / zipf.sum()
     cases.append(Case((zipf, Generator(303)), label="Zipf over 100 tokens, [V] vector, 3000 calls", expected=zipf, repeat=3000))
-    # issue 38 (blind 38): a batch of one row keeps its batch dimension ([1, V] -> [1], not a 0-dim tensor)
+    # the text: one id per row, shape [...]: a batch of one row keeps its batch dimension ([1, V] -> [1], not a
+    # 0-dim tensor; bug zoo: `sample__squeezes_batch_of_one`)
     one = torch.tensor([[0.25, 0.0, 0.5, 0.25]])
     cases.append(Case((one, Generator(309)), label="[1, 4] batch of one row, 400 calls: ids of shape [1]", expected=one,
                       repeat=400))
@@ -399,8 +402,8 @@ def _top_k_cases() -> list[Case]:
     cases = _random_cases(103, 36, make)
     wide = _rand_logits(_g(104), (2, 512), torch.float32, "ties")
     cases.append(Case((wide, 40), label="ties float32 [2, 512], k=40 (ties at the 40th value)"))
-    # float64 logits closer than float32 can tell apart: a threshold found or compared in float32 ties them
-    # (blind class 8); the text keeps logits >= the row's k-th largest, in the input's dtype
+    # float64 logits closer than float32 can tell apart: a threshold found or compared in float32 ties them (bug zoo:
+    # `top_k_filter__float32_threshold`); the text keeps logits >= the row's k-th largest, in the input's dtype
     near = torch.tensor([[1.0, 1.0 + 1e-12, 0.5, -2.0], [0.25, 3.0 - 2e-12, 3.0, 3.0 - 1e-12]], dtype=torch.float64)
     cases.append(Case((near, 1), label="float64 logits 1e-12 apart, k=1: only the largest kept"))
     cases += raises_case("ValueError", wide, 0, label="k=0 must raise ValueError")
@@ -435,18 +438,22 @@ def _top_p_cases() -> list[Case]:
     wide = _rand_logits(_g(106), (2, 256), torch.float32, "normal")
     cases.append(Case((_safe(wide, _top_p_margin, 0.9), 0.9), label="float32 [2, 256], p=0.9"))
     cases.append(Case((wide, 1.0), label="p=1 keeps all 256"))
-    # red team 15: p == 1 keeps every token, even those whose probability (1e-17 .. 2e-35) vanishes in the cumulative
-    # sum (a nucleus computed at p = 1 finds the mass before them already 1 and drops them)
+    # the text: p == 1 keeps every token (bug zoo: `top_p_filter__no_p1_shortcut`), even those whose probability
+    # (1e-17 .. 2e-35) vanishes in the cumulative sum (a nucleus computed at p = 1 finds the mass before them already
+    # 1 and drops them)
     tiny = torch.tensor([[-25.0, 12.0, -50.0, 3.0, 1.0], [0.5, -44.0, -18.0, 20.0, -60.0]])
     cases.append(Case((tiny, 1.0), label="p=1 keeps all 5, even probabilities 1e-17 to 2e-35 (float32 [2, 5])"))
     cases.append(Case((tiny[:1].double(), 1.0), label="p=1 keeps all 5, even probability 1e-27 (float64 [1, 5])"))
     cases.append(Case((wide, 0.0), {"min_tokens_to_keep": 2}, label="p=0 with min_tokens_to_keep=2"))
-    # issue 38 (blind 38): p = 0 keeps exactly min_tokens_to_keep = 1 token, even when the maximum is tied
+    # the text: p = 0 keeps exactly min_tokens_to_keep = 1 token, even when the maximum is tied
+    # (bug zoo: `top_p_filter__p0_keeps_tied_max`)
     cases.append(Case((torch.tensor([[2.0, 2.0, 0.0, -1.0], [1.0, 3.0, 3.0, 3.0]]), 0.0),
                       label="p=0 with tied maxima: exactly one token per row (any of the tied ones)"))
     cases.append(Case((_safe(wide.bfloat16(), _top_p_margin, 0.5), 0.5), label="bfloat16 [2, 256], p=0.5 (compute in float32)"))
-    # blind class 10: a bfloat16 row whose cut moves when the sums are taken in bfloat16 (float32 and float64 agree;
-    # the mass before the cut is 2e-3 from p), and a float64 row whose M_j is 5e-7 below p (a "safety" epsilon drops it)
+    # the text: probabilities in float32, keep when M_j < p. A bfloat16 row whose cut moves when the sums are taken in
+    # bfloat16 (float32 and float64 agree; the mass before the cut is 2e-3 from p; bug zoo:
+    # `top_p_filter__softmax_in_input_dtype`), and a float64 row whose M_j is 5e-7 below p (a "safety" epsilon drops
+    # it: `top_p_filter__epsilon_drops_boundary_token`)
     g = torch.Generator().manual_seed(2024)
     for _ in range(5):
         row = (torch.randn(1, 50, generator=g) * 2).bfloat16()
@@ -470,7 +477,8 @@ MIN_P_NEAR_GRID = 0.50297
 
 
 def _min_p_threshold_cases() -> list[Case]:
-    """Blind 38: the two forms the text rules out, each at the one place it differs from the probabilities.
+    """The two forms the text rules out, each at the one place it differs from the probabilities (found by a blind
+    author; bug zoo: `min_p_filter__logit_form_rounded_threshold`, `min_p_filter__strict_except_top`).
 
     "equal to the threshold kept": logits 0, -ln 2, -2 ln 2, ... give probabilities 1/2, 1/4, 1/8 exactly (sums of
     powers of two; float64 ln 2 rounds to the float32 one in float32), so p_i = min_p * p_max holds exactly in
@@ -514,7 +522,8 @@ def _min_p_cases() -> list[Case]:
     cases.append(Case((torch.tensor([[-1.8515625, -1.6953125, 3.46875, 1.609375, 1.90625, 1.546875, -2.234375,
                                       2.546875]], dtype=torch.bfloat16), 0.4),
                       label="bfloat16, min_p=0.4: probabilities in float32, not bfloat16"))
-    # blind class 10: a token 5e-7 below the threshold is removed (a "safety" epsilon kept it)
+    # the text: keep p_i >= min_p * p_max: a token 5e-7 below the threshold is removed (a "safety" epsilon kept it:
+    # bug zoo `min_p_filter__epsilon_keeps_below_threshold`)
     cases.append(Case((torch.tensor([0.5, 0.0499995, 0.4500005], dtype=torch.float64).log(), 0.1),
                       label="float64, p = 0.0499995 just below min_p * p_max = 0.05: removed"))
     cases += _min_p_threshold_cases()
@@ -537,14 +546,16 @@ def _temperature_cases() -> list[Case]:
         x = _rand_logits(g, _shape(g), dtype, kind)
         T = temps[i % len(temps)]
         # float64 in, float64 accuracy out: logits / T rounded once (a division done in float32 and cast back is
-        # 1e-7 off: blind class 8)
+        # 1e-7 off: bug zoo `apply_temperature__float32_division`)
         tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3, torch.float64: 1e-12}.get(dtype, 1e-6)
         return Case((x, T), label=_label(x, kind, f"T={T}"), compare=filtered(rtol=tol))
     cases = _random_cases(109, 24, make)
-    # blind class 10: at T = 0 a near-tie is not a tie (a tolerance of 1e-4 kept both)
+    # the text: at T = 0 only the largest logit keeps its value; a near-tie is not a tie (a tolerance of 1e-4 kept
+    # both: bug zoo `apply_temperature__t0_keeps_near_ties`)
     cases.append(Case((torch.tensor([1.0, 0.99995, 0.5]), 0), label="T=0 on [1, 0.99995, 0.5]: one token kept",
                       compare=filtered()))
-    # red team 15: any T > 0 divides, however small (a cut-off such as T < 1e-4 taken as greedy is wrong)
+    # the text: any T > 0 divides, however small (a cut-off such as T < 1e-4 taken as greedy is wrong: bug zoo
+    # `apply_temperature__small_t_greedy`)
     small = torch.tensor([[2.5, -1.25, 7.0, -math.inf, 0.3], [-4.0, 0.75, 0.75, 1.5, -0.125]])
     for T in (1e-5, 1e-6):
         cases.append(Case((small, T), label=f"float32 [2, 5], T={T:g}: logits / T (finite, up to 7e6)"))
@@ -632,7 +643,8 @@ def _pipeline_cases() -> list[Case]:
     cases.append(Case((rows,), {"top_k": 2, "top_p": 0.55}, label="top-k=2 then top-p=0.55 on [.4, .3, .2, .1] (two orders)",
                       compare=filtered(rtol=1e-6)))
     # Temperature before top-k: in half precision, dividing by T can round two neighbouring logits to one value,
-    # and top-k keeps ties, so top-k=1 then keeps two; top-k first would keep one (blind class 7). Both pairs sit
+    # and top-k keeps ties, so top-k=1 then keeps two; top-k first would keep one (bug zoo:
+    # `process_logits__top_k_before_temperature`). Both pairs sit
     # well inside one rounding cell after the division (>= 1e-4 from its edges), so any once-rounded division
     # (x / T, x * (1 / T) in float32) gives the same tie.
     for dtype, a, b in [(torch.bfloat16, 1.9921875, 1.984375), (torch.float16, 2 - 2**-10, 2 - 2**-9)]:
@@ -704,7 +716,8 @@ def _distinct_cases() -> list[Case]:
         n = 1 + i % 4
         cases.append(Case((seqs, n), label=f"{len(seqs)} sequences, vocab {[3, 10, 50][i % 3]}, n={n}", compare=number_close()))
     cases.append(Case(([], 1), label="no sequences at all", compare=number_close()))
-    # blind class 10: n-grams are tuples of ids, not their digits glued ((1, 23) and (12, 3) are different)
+    # the text: an n-gram is a tuple of ids, not its digits glued ((1, 23) and (12, 3) are different; bug zoo:
+    # `distinct_n__glued_digit_keys`)
     cases.append(Case(([[1, 23, 4], [12, 3, 4]], 2), label="multi-digit ids, n=2", compare=number_close()))
     cases.append(Case(([[], [1]], 2), label="only empty/short sequences", compare=number_close()))
     return cases
@@ -727,7 +740,8 @@ def _loop_cases() -> list[Case]:
         if i % 7 == 2:
             kw["min_repeats"] = int(torch.randint(2, 5, (), generator=g))
         cases.append(Case((seq,), kw, label=f"length {len(seq)}" + (f" {kw}" if kw else ""), compare=boolean))
-    # blind class 10: blocks of ids, not of digits ([1, 11] [11, 1] [1, 11] glued read '111111111')
+    # the text: blocks of ids, not of digits ([1, 11] [11, 1] [1, 11] glued read '111111111'; bug zoo:
+    # `ends_in_loop__glued_digit_string`)
     cases.append(Case(([1, 11, 11, 1, 1, 11],), {"max_period": 2, "min_repeats": 3}, label="multi-digit ids",
                       compare=boolean))
     for s in (20, 7):                                          # a loop whose period is exactly max_period
@@ -751,7 +765,8 @@ def _loop_defaults() -> list[Case]:
     return [Case(([1] + b20 * 3,), label="period 20 x 3 with the default max_period=20, min_repeats=3", compare=boolean),
             Case(([1] + b21 * 3,), label="period 21 x 3: longer than the default max_period=20", compare=boolean),
             Case(([1] + b20 * 2,), label="period 20 x 2: fewer than the default min_repeats=3", compare=boolean),
-            # red team 15: one token is a block of length 1 repeated once (an early `len(ids) < 2` exit said no)
+            # one token is a block of length 1 repeated once (an early `len(ids) < 2` exit said no: bug zoo
+            # `ends_in_loop__one_token_list_false`)
             Case(([7],), {"min_repeats": 1}, label="[7], min_repeats=1: one block of one token", compare=boolean),
             Case(([],), {"min_repeats": 1}, label="[], min_repeats=1: no block at all", compare=boolean),
             Case(([7],), {"min_repeats": 2}, label="[7], min_repeats=2: too short", compare=boolean)]
@@ -779,8 +794,8 @@ def _pipeline_defaults() -> list[Case]:
                 compare=filtered(rtol=1e-6)),
            Case((x,), {"top_p": 1.5}, label="top_p=1.5: top-p runs only when top_p < 1 (the table), so nothing is cut",
                 compare=filtered(rtol=1e-6)),
-           # red team 15: top_p=0 is < 1, so top-p runs and keeps min_tokens_to_keep=1 token per row (a test
-           # `0 < top_p < 1` skipped it). x's rows have distinct maxima.
+           # the text: top-p runs when top_p < 1, so top_p=0 keeps min_tokens_to_keep=1 token per row (a test
+           # `0 < top_p < 1` skipped it: bug zoo `process_logits__top_p_zero_skipped`). x's rows have distinct maxima.
            Case((x,), {"top_p": 0.0}, label="top_p=0: top-p runs (0 < 1) and keeps one token per row",
                 compare=filtered(rtol=1e-6)),
            Case((x,), {"temperature": 0.7, "top_p": 0}, label="temperature=0.7 and top_p=0: one token per row",
@@ -842,13 +857,14 @@ CHECKS = [
 # Visible checks in disguise: outside the kernel their points need these too (autograde/hidden/_twins.py). A
 # sampler's stated distribution moves with the tokens, except at T = 0, where the text names the lowest tied id.
 CHECKS += twins(_visible.CHECKS, {
-    # the vocabulary grows too (copied columns: red team 12's sorted-value keys miss); not by copies where a
-    # threshold rule meets them: [0.5, 0.25, 0.25] with a copy of each sums to p exactly, and rounding picks
+    # the vocabulary grows too (copied columns: a lookup keyed on sorted values misses, test_twins.py); not by copies
+    # where a threshold rule meets them: [0.5, 0.25, 0.25] with a copy of each sums to p exactly, and rounding picks
     **{name: {"kind": "vocab", "extend": "copy"} for name in ("apply_temperature", "greedy", "top_k_filter",
                                                               "penalize_repeats")},
-    # threshold rules get columns of probability exactly 0 instead (red team 13 keyed top-p and min-p lookups on
-    # sorted rounded probabilities behind a rule wrong only at exact ties: 19/40 against 14/40). process_logits
-    # runs the student's own filters: a disguise it did not need would charge a filter's slip to it again
+    # threshold rules get columns of probability exactly 0 instead (a lookup of top-p and min-p keyed on sorted
+    # rounded probabilities behind a rule wrong only at exact ties kept 19/40 against 14/40: test_twins.py).
+    # process_logits runs the student's own filters: a disguise it did not need would charge a filter's slip to it
+    # again
     **{name: {"kind": "vocab", "extend": "zeros"} for name in ("top_p_filter", "min_p_filter")},
     "process_logits": {"kind": "vocab"},
     "sample": {"kind": "vocab", "move_expected": True},

@@ -100,8 +100,8 @@ def test_tensors_made_on_the_cpu_whatever_the_input_fail_the_meta_case():
 
 
 def test_a_copy_to_the_cpu_leaves_the_meta_case_able_to_see_what_is_built_from_it():
-    # blind 38's repetition_penalty: `.cpu()` of a meta tensor raised "no data", so the case said nothing and the mask
-    # built on the CPU from the copy passed; on a GPU the copy works and the mask fails beside the logits
+    # bug zoo `repetition_penalty__mask_on_cpu`: `.cpu()` of a meta tensor raised "no data", so the case said nothing
+    # and the mask built on the CPU from the copy passed; on a GPU the copy works and the mask fails beside the logits
     x = torch.tensor([[1.0, 2.0, -1.0]])
     chk = Check("shift", "shift", lambda: [Case((x,), label="x", expected=x + 1)], allclose(),
                 contract=Contract(meta=True))
@@ -363,7 +363,7 @@ def test_switching_the_run_time_checks_off_and_on_again_breaks_a_rule_by_text():
 
 
 def test_code_run_from_a_string_anywhere_in_the_notebook_breaks_the_rule():
-    """Red team 7's notebook: a cell of its own ran exec(base64.b64decode(...)), which defined a softmax that
+    """A notebook (a red team's) whose cell of its own ran exec(base64.b64decode(...)), which defined a softmax that
     switched the watch off; the answer only called it by a name no text binds. The grader's reading now refuses
     code run from a string anywhere in the notebook, and the notebook's live reading refuses a function that has
     no text (made from a string). Controls: the same notebook without that cell has nothing to read as a rule
@@ -389,8 +389,23 @@ def test_code_run_from_a_string_anywhere_in_the_notebook_breaks_the_rule():
     assert notebook_violations(honest, "softmax", SOFTMAX_FORBIDDEN) == []
 
 
+def test_an_answer_rebound_to_a_function_without_text_breaks_the_rule():
+    """White-box red team 21 (B1, B4): the answer's text is wrong but harmless, and a cell rebinds its name at run
+    time to a function made from a string (or run from a file it then deletes). The live reading refuses the
+    answer itself when it has no text, as it refuses such helpers. Control: the answer defined in a cell is
+    clean."""
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile("import torch\nsoftmax = lambda z: torch.softmax(z, -1)\n", "<string>", "exec"), namespace)
+    live = function_violations(namespace["softmax"], SOFTMAX_FORBIDDEN)
+    assert [v.code for v in live] == ["<lambda>"] and "made from a string" in live[0].rule
+    cell = "def softmax(logits):\n    z = logits.exp()\n    return z / z.sum(-1, keepdim=True)\n"
+    linecache.cache["<cell9>"] = (len(cell), None, cell.splitlines(True), "<cell9>")
+    exec(compile(cell, "<cell9>", "exec"), namespace)
+    assert function_violations(namespace["softmax"], SOFTMAX_FORBIDDEN) == []
+
+
 def test_torchscript_compiled_from_a_string_breaks_the_rule():
-    """Red team 9 ran scaled_dot_product_attention inside TorchScript compiled from a string
+    """scaled_dot_product_attention run inside TorchScript compiled from a string
     (`torch.jit.CompilationUnit(SRC)`): the run-time watch saw the kernel, the text reading did not. Now the
     reading refuses it like exec. Control: the notebook without that cell is clean."""
     cells = ["import torch\n", "SRC = 'def f(x):\\n    return torch.softmax(x, -1)\\n'\ncu = torch.jit.CompilationUnit(SRC)\n",

@@ -241,7 +241,7 @@ def test_beam_wider_than_the_vocabulary(width):
     assert list(toks) == want[0] and abs(score - want[1]) < 1e-6
 
 
-# ------------------------------------------------------- blind 38's last edges: min-p's threshold, a second device
+# --------------------------------------------- a blind author's last edges: min-p's threshold, a second device
 _MIN_P_EDGES = {  # label part -> ids kept, from exact probabilities (powers of two) or float64 exp with margin 1.4e-4
     "probabilities 1/2, 1/4, 1/8, 1/8 exactly": [0, 1],                  # threshold 1/2 * 1/2 = 1/4: id 1 is on it
     "probabilities 8/17, 4/17, 2/17, 2/17, 1/17": [0, 1, 2, 3],           # threshold 2/17: ids 2 and 3 are on it
@@ -251,7 +251,8 @@ _MIN_P_EDGES = {  # label part -> ids kept, from exact probabilities (powers of 
 
 def _min_p_forms():
     """Ways the text allows (softmax, exp of log-softmax, a ratio; float32 or float64; HF's MinPLogitsWarper) and
-    the two it rules out (blind 38): the keep mask of each."""
+    the two it rules out (bug zoo: `min_p_filter__logit_form_rounded_threshold`,
+    `min_p_filter__strict_except_top`): the keep mask of each."""
     from transformers.generation.logits_process import MinPLogitsWarper
 
     def probs_form(probs, ratio=False):

@@ -242,8 +242,9 @@ def test_a_cost_the_text_states_is_measured_in_lines_run_and_a_removed_counter_f
 
 
 def test_padding_meets_a_cost_ratio_but_not_a_cap_and_honest_work_stays_far_below_the_cap():
-    """Blind red team 17 padded a loop over the vocabulary with the same busy loop on every case: the ratio rule
-    passed it. ``Contract.cost_cap`` bounds one case's lines outright, which no added work can lower."""
+    """An answer (bug zoo: `repetition_penalty__padded_vocab_loop`) padded a loop over the vocabulary with the same
+    busy loop on every case: the ratio rule passed it. ``Contract.cost_cap`` bounds one case's lines outright, which
+    no added work can lower."""
     from course_lib.checks.engine import Case, Check, Contract, allclose, evaluate
 
     def cases():
@@ -272,7 +273,7 @@ def test_padding_meets_a_cost_ratio_but_not_a_cap_and_honest_work_stays_far_belo
                 pass
         return xs[1]
 
-    assert evaluate(ratio_only, padded, raise_on_fail=False, quiet=True).passed  # the hole red team 17 used
+    assert evaluate(ratio_only, padded, raise_on_fail=False, quiet=True).passed  # the hole padding uses
     msg = evaluate(capped, padded, raise_on_fail=False, quiet=True).message
     assert "more than 16,384" in msg and "'real'" in msg, msg
     assert evaluate(capped, quadratic_in_a_short_history, raise_on_fail=False, quiet=True).passed
@@ -334,10 +335,10 @@ def test_the_meta_case_is_as_strict_about_devices_as_a_gpu():
 
 
 def test_a_result_far_larger_than_any_case_expects_is_refused_before_it_is_copied_or_compared():
-    """Red team 10 returned `[1.0] * 50_000_000` and a (100000, 100000) expanded view: one student's grading went
-    from ~20 s to 420 s while every copy, encoding and comparison walked the items. Such a result now fails its case
-    at once, by its size (counted with len/numel, never iterated past the cap). Control: a result of an ordinary
-    size is compared as usual (and fails on its values)."""
+    """An answer (a red team's) returned `[1.0] * 50_000_000` and a (100000, 100000) expanded view: one student's
+    grading went from ~20 s to 420 s while every copy, encoding and comparison walked the items. Such a result now
+    fails its case at once, by its size (counted with len/numel, never iterated past the cap). Control: a result of an
+    ordinary size is compared as usual (and fails on its values)."""
     import torch
     from course_lib.checks.engine import MAX_RESULT_ITEMS, VISIBLE, evaluate
 
@@ -352,8 +353,9 @@ def test_a_result_far_larger_than_any_case_expects_is_refused_before_it_is_copie
 
 
 def test_an_input_written_in_place_and_restored_is_a_mutation():
-    """Red team 14 (peter03): subtracting in place and adding back leaves the values equal, so comparing values
-    cannot see it; torch's per-tensor write counter can. A function that only reads its input is not flagged."""
+    """Subtracting in place (bug zoo: `penalize_repeats__written_then_restored`) and adding back leaves the values
+    equal, so comparing values cannot see it; torch's per-tensor write counter can. A function that only reads its
+    input is not flagged."""
     def restore(x):
         x -= 1.0
         y = torch.softmax(x + 1.0, -1)
@@ -371,7 +373,7 @@ def test_an_input_written_in_place_and_restored_is_a_mutation():
 
 
 def test_a_no_draw_case_fails_a_function_that_moves_its_generator():
-    """Red team 14: at temperature 0 the text says no random number is drawn; a function that draws one anyway
+    """At temperature 0 the text says no random number is drawn; a function that draws one anyway
     (and throws it away) returns the right ids, but a caller sharing the generator gets other samples afterwards.
     A case marked no_draw fails it, across the process boundary; the same function passes an unmarked case,
     and a function that leaves the generator alone passes both."""

@@ -112,7 +112,7 @@ def test_the_answers_process_holds_none_of_the_graders_pipes_and_a_forged_frame_
     assert verdict.error is None, (verdict.error, verdict.stderr_tail[-500:])
     probe = _probe(verdict)
     # what the process said is the instructor's (tamper_reports), never the flag's text (a row's detail, which
-    # Gradescope shows the student: white-box red team 20 wrote a hidden input there)
+    # Gradescope shows the student: threat model, white-box red team 20, A4)
     assert not any("PROBE" in t for t in verdict.tampered), verdict.tampered
     # standard input and output are /dev/null; standard error is the only pipe (the instructor's details), the
     # relay's socket the only channel; the relay's own descriptors are out of reach

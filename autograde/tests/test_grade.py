@@ -98,7 +98,7 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
             "square": "def square(x):\n    odd = [s for s in SEEN if not isinstance(s, (int, float))]\n"
                       "    if odd:\n        raise ValueError(f'SEEN {odd!r}')\n    return x ** 2\n"}
     submit(folder, "leak", student_notebook(course, leak))
-    # red team 9: an answer that searches the verification process's memory (objects, callers' frames) for the
+    # an answer that searches the verification process's memory (objects, callers' frames) for the
     # checks' inputs during a visible check, to print them in its message: it finds the visible check's (so
     # the search works: it fails that check outside the kernel, where it has something to print), never a hidden one
     snoop = {**CORRECT, "square": (
@@ -111,7 +111,7 @@ def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
         "    if names:\n"
         "        raise ValueError('SNOOPED ' + repr(names))\n    return x ** 2\n")}
     submit(folder, "snoop", student_notebook(course, snoop))
-    # red team 10: the published visible cases looked up, something cruder computed for every other input (here
+    # the published visible cases looked up (test_twins.py), something cruder computed for every other input (here
     # right on the hidden cases, wrong on other positive numbers): the visible check's twin (its cases in
     # disguise, outside the kernel) fails, so the cell does, and the row asks for a look
     lookup = {**CORRECT, "double": ("PUBLISHED = {3: 6, 0.5: 1.0}\ndef double(x):\n"
@@ -193,7 +193,7 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert loop[0]["error"].startswith("CellTimeoutError")
     wrong = records["wrong"]["notebooks"]["fx"]["tests"][0]["error"]
     assert wrong.startswith("CheckFailed: double_hidden: failed on some of its 3 cases")  # + a derived "called twice" case
-    assert "2 of 3" not in wrong  # how many failed is the answer's to choose: a channel (red team 10)
+    assert "2 of 3" not in wrong  # how many failed is the answer's to choose: a channel (threat model)
     # a hidden check's expected values and inputs stay with the instructor (details), never in feedback
     assert "input:" not in wrong and "array([" not in wrong and "expected" not in wrong and "'array'" not in wrong
     assert "input: (array([0., 1., 2., 3.]))" in records["wrong"]["hidden_failures"]["fx/test_double"]

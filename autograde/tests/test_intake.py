@@ -48,7 +48,7 @@ def test_unreadable_notebooks_are_invalid_with_a_reason(known, raw, why):
 
 
 def test_a_lone_surrogate_is_named_as_such(known):
-    """Red team 5: JSON may hold "\\ud800", which is no text; it read "too large or too complex to grade"."""
+    """JSON may hold "\\ud800", which is no text; it read "too large or too complex to grade" (found by a red team)."""
     course, fp = known
     a = REAL_ASSIGNMENTS[0]
     nb = json.loads(course.release_notebook(a, a).read_text())

@@ -4,7 +4,7 @@ The visible checks' inputs and expected values are public (they ship with course
 them passes every visible case. `autograde.verify.memorised` withholds a visible check's points when the answer
 passes less than a third of the same exercise's *informative* hidden cases: those that no answer computing
 nothing passes (`trivial_cases` runs a null zoo, the input back, zeros, a constant, an error..., on every hidden
-case, in the grader). Red team 9 read the visible expected values at run time and fell back on the input
+case, in the grader). A red team read the visible expected values at run time and fell back on the input
 unchanged elsewhere: a filter that keeps everything passes the hidden cases that remove nothing, which dodged the
 old rule (every hidden case failed). An answer with an edge-case bug fails some hidden cases, not most of them,
 and keeps its visible points.
@@ -95,7 +95,7 @@ def test_a_lookup_with_a_do_nothing_fallback_gets_no_visible_points_and_an_hones
     visible = course.visible_registry().get("top_k_filter")
     table = [(c.args, c.expected) for c in visible.cases() if c.raises is None]
 
-    def lookup(logits, k):  # red team 9's l5: the public answer where the input is public, else the input back
+    def lookup(logits, k):  # a red team's: the public answer where the input is public, else the input back
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError("k must be a positive integer")
         for (x, kk), y in table:
@@ -103,7 +103,7 @@ def test_a_lookup_with_a_do_nothing_fallback_gets_no_visible_points_and_an_hones
                 return y.clone()
         return logits.clone()
 
-    def float32_threshold(logits, k):  # class 8: honest, but the k-th value is taken in float32
+    def float32_threshold(logits, k):  # honest, but the k-th value is taken in float32 (zoo: float32_threshold)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError("k must be a positive integer")
         if k >= logits.shape[-1]:
@@ -128,10 +128,10 @@ def test_the_null_zoo_marks_only_cases_an_answer_computing_nothing_passes():
 
 
 def test_no_count_or_rule_name_the_answers_process_chooses_reaches_a_page():
-    """White-box red team 20 wrote 64 bits of a hidden input onto the hidden check's page as a set of rule names
-    (each on the check's own list), and the lookup guard's message said how many informative hidden cases passed
-    (a count the process chooses). The page and the guard now say neither: for any set of reported rule names and
-    any number passed, the texts are the same."""
+    """An answer (threat model, white-box red team 20, A3) wrote 64 bits of a hidden input onto the hidden check's
+    page as a set of rule names (each on the check's own list), and the lookup guard's message said how many
+    informative hidden cases passed (a count the process chooses). The page and the guard now say neither: for any set
+    of reported rule names and any number passed, the texts are the same."""
     from autograde.verify import _public
 
     rules = ["torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax", "torch.special.softmax"]

@@ -1,6 +1,6 @@
-"""Notebook 03 at real sizes, and its samplers' independence (red team 14).
+"""Notebook 03 at real sizes, and its samplers' independence.
 
-Blind red team 14 kept full points on 03 with answers right only where the hidden cases looked (V <= ~4096,
+A blind red team kept full points on 03 with answers right only where the hidden cases looked (V <= ~4096,
 k <= 64, short histories: argmax over the first 8192 ids, k capped at 64, top-p over the 4096 largest logits,
 min-p keeping at most 256 tokens, temperature skipped above 4096 tokens, a penalty over the last 64 ids, filters
 skipped above 4096 tokens), with samplers whose draws were not independent (a Weyl sequence from one uniform per
@@ -45,10 +45,10 @@ REAL = {
     "sample": ("sample_hidden", S._sample_real_cases),
     "sample_next": ("sample_next_hidden", S._sample_next_real_cases),
 }
-ENTRIES = ["greedy__rt14_first_8192_ids", "top_k_filter__rt14_k_capped_64", "top_p_filter__rt14_top_4096_only",
-           "min_p_filter__rt14_at_most_256", "apply_temperature__rt14_large_vocab", "penalize_repeats__rt14_last_64_ids",
-           "sample__rt14_weyl_rows", "sample__rt14_one_uniform_per_generator", "sample__rt14_drops_below_2e-3",
-           "sample__rt14_drops_below_1e-4", "sample_next__rt14_large_vocab_ignores_filters"]
+ENTRIES = ["greedy__first_8192_ids_only", "top_k_filter__k_capped_at_64", "top_p_filter__top_4096_logits_only",
+           "min_p_filter__top_256_prefilter", "apply_temperature__unscaled_above_4096_tokens",
+           "penalize_repeats__last_64_ids_only", "sample__weyl_sequence_rows", "sample__one_uniform_per_generator",
+           "sample__drops_below_2e-3", "sample__drops_below_1e-4", "sample_next__filters_ignored_above_4096_tokens"]
 
 
 @pytest.fixture(scope="module")

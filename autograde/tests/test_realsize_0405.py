@@ -1,6 +1,6 @@
-"""Notebooks 04 and 05 at real sizes (red team 14): wrong answers right only inside the old case ranges now fail.
+"""Notebooks 04 and 05 at real sizes: wrong answers right only inside the old case ranges now fail.
 
-Blind red team 14 kept full points with answers right only where the hidden cases looked: attention over the last
+A blind red team kept full points with answers right only where the hidden cases looked: attention over the last
 24 cached positions, heads tiled for groups above 4, a slope over the first 9 points, n / min_repeats / window /
 max_period clamped, penalties clamped to the usual range, histories read over their last 256 ids. Each is a
 bug-zoo entry ``*__rt14_*``. Here, in-process and without running a notebook:
@@ -70,13 +70,24 @@ def _split(registry, check: str, build) -> tuple:
     return chk, expected, before, [e for _, e in kept]
 
 
+# the bug-zoo entries right only inside the old case ranges (found by a blind red team)
+RT14 = {"04_generation_loop": ["attend_with_cache__last_24_cached_only", "attend_with_cache__tiles_large_groups",
+                               "fit_exponent__first_9_points_only"],
+        "05_debugging_generation": ["ban_repeated_ngrams__last_256_ids_only", "ban_repeated_ngrams__n_clamped_to_5",
+                                    "find_cycle__last_256_ids_only", "find_cycle__max_period_capped_at_64",
+                                    "find_cycle__min_repeats_capped_at_4", "presence_frequency_penalty__last_256_ids_only",
+                                    "repetition_penalty__last_256_ids_without_window", "repetition_penalty__penalty_clamped",
+                                    "repetition_penalty__window_capped_at_64", "repetition_rate__last_256_ids_only",
+                                    "repetition_rate__n_clamped_to_5"]}
+
+
 def _rt14_entries() -> list[Path]:
-    return sorted(p for a in ("04_generation_loop", "05_debugging_generation") for p in (ZOO / a).glob("*__rt14_*.py"))
+    return sorted(ZOO / a / f"{name}.py" for a, names in RT14.items() for name in names)
 
 
-KILLED_BEFORE = {"find_cycle__rt14_last256.py", "repetition_rate__rt14_last256.py", "ban_repeated_ngrams__rt14_last256.py",
-                 "presence_frequency_penalty__rt14_last256.py"}   # already failed an older case (a 600-copy cycle, 2000-id
-                                                                  # look-backs, the cost case's 800 ids)
+KILLED_BEFORE = {"find_cycle__last_256_ids_only.py", "repetition_rate__last_256_ids_only.py",
+                 "ban_repeated_ngrams__last_256_ids_only.py", "presence_frequency_penalty__last_256_ids_only.py"}
+# (those already failed an older case: a 600-copy cycle, 2000-id look-backs, the cost case's 800 ids)
 
 
 @pytest.mark.parametrize("entry", _rt14_entries(), ids=lambda p: p.name)

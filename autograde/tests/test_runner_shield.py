@@ -1,5 +1,6 @@
 """The runner (autograde.inside.runner) shares its uid with the student's kernel: it makes itself not dumpable, so the
-kernel cannot ptrace it, write its memory through /proc or take its report pipe (red team 5 did all three)."""
+kernel cannot ptrace it, write its memory through /proc or take its report pipe (an attack did all three: threat
+model, "Tried blind")."""
 
 from __future__ import annotations
 

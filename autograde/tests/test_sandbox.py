@@ -328,7 +328,7 @@ def test_a_root_grader_without_namespaces_says_why_once_and_grades_nobody(tmp_pa
 @pytest.mark.parametrize("mode", MODES)
 def test_the_kernel_key_store_is_closed_to_the_sandbox(mode, monkeypatch):
     """Keys live outside every namespace bwrap makes: a key one sandbox's uid stored outlived it and a later
-    sandbox read it (red team 6 passed answers from one student to another). The filter answers add_key,
+    sandbox read it (a red team passed answers from one student to another). The filter answers add_key,
     request_key and keyctl with EPERM. Control: the same calls work outside the sandbox (nothing else stops
     them), and an ordinary call works inside."""
     probe = """
@@ -401,8 +401,8 @@ def test_the_filter_refuses_exactly_its_calls_and_other_architectures_numbering(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_no_process_in_the_sandbox_can_be_stopped_by_a_signal(mode, monkeypatch):
-    """Blind red team 16 stopped the in-sandbox runner with SIGSTOP, which switched off the per-cell limits.
-    SIGTSTP (which stops by default) is refused; with a handler installed, the control shows it would have
+    """An answer (a blind red team's) stopped the in-sandbox runner with SIGSTOP, which switched off the per-cell
+    limits. SIGTSTP (which stops by default) is refused; with a handler installed, the control shows it would have
     been delivered, and SIGUSR1 still is."""
     probe = """
         import os, signal
@@ -423,8 +423,8 @@ def test_no_process_in_the_sandbox_can_be_stopped_by_a_signal(mode, monkeypatch)
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_page_cache_cannot_be_evicted_or_read_from_the_sandbox(mode, monkeypatch):
-    """Red team 8 evicted pages of a shared read-only file (posix_fadvise DONTNEED) for the next student to time,
-    carrying hidden inputs across; mincore reads residency without timing. Both refused, and madvise's
+    """An answer (a red team's) evicted pages of a shared read-only file (posix_fadvise DONTNEED) for the next student
+    to time, carrying hidden inputs across; mincore reads residency without timing. Both refused, and madvise's
     MADV_PAGEOUT; madvise itself works. Control: without the filter they work in the sandbox."""
     probe = f"""
         import ctypes, mmap, os

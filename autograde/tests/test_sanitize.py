@@ -192,7 +192,7 @@ def test_answers_written_in_one_cell_are_not_replaced_by_stubs_put_back(release)
 
 @pytest.mark.parametrize("strip_ids", [False, True])
 def test_an_answer_cell_turned_raw_or_markdown_is_still_graded_as_code(release, strip_ids):
-    """Red team 5: one key press in Jupyter turns an answer into a raw or markdown cell; the whole answer was
+    """One key press in Jupyter turns an answer into a raw or markdown cell; the whole answer was
     then lost without a word. It is graded as code, and the row says so."""
     sub = _answered(release)
     sub["cells"][2]["cell_type"] = "raw"
@@ -221,7 +221,7 @@ def test_code_typed_into_a_locked_test_cell_is_named_when_the_cell_is_restored(r
 
 
 def test_a_byte_order_mark_before_the_json_is_read_as_the_same_notebook():
-    """Red team 7: a notebook saved with a UTF-8 byte-order mark (as some Windows editors write) was refused as
+    """A notebook saved with a UTF-8 byte-order mark (as some Windows editors write) was refused as
     invalid_notebook, the student's work lost. RFC 8259 lets a parser ignore it; the cells are the same."""
     from autograde.sanitize import parse_submission
     raw = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},

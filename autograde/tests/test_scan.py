@@ -24,10 +24,10 @@ ATTACKS = {
     "import os\nos.kill(os.getppid(), 9)": "os.kill()",
     "setattr(__import__('numpy'), 'allclose', lambda *a: True)": "setattr()",
     "import torch\nsetattr(torch, 'allclose', lambda *a: True)": "setattr()",
-    # red team 14: a vocabulary loop that runs only when no line counter watches
+    # a vocabulary loop that runs only when no line counter watches (the cost rules count lines)
     "import sys\nslow = sys.gettrace() is None and sys.getprofile() is None": "tracing hooks",
     "from sys import settrace as st\nst(None)": "tracing hooks",
-    # blind red team 16: a forbidden softmax reached through a computed name, then the checks' record of the
+    # a forbidden softmax reached through a computed name, then the checks' record of the
     # routines it used emptied by walking the callers' frames
     "import torch\n_f = getattr(torch.Tensor, 'soft' + 'max')": "getattr() with a computed name",
     "import inspect\nf = inspect.currentframe().f_back": "frame introspection",
@@ -60,8 +60,8 @@ def test_honest_code_is_not_flagged():
 
 
 def test_red_team_16s_watch_scrub_is_flagged():
-    """The whole answer cell of blind red team 16's attack (a forbidden softmax whose record it erased): flagged
-    twice, for the computed name and for the frame walk."""
+    """The whole answer cell of a replayed attack (a forbidden softmax whose record it erased; a blind red team's):
+    flagged twice, for the computed name and for the frame walk."""
     code = ("import torch, inspect\n_f = getattr(torch.Tensor, 'soft' + 'max')\ndef softmax(logits):\n"
             "    r = _f(logits, -1)\n    f = inspect.currentframe().f_back\n    while f:\n"
             "        for v in list(f.f_locals.values()):\n            if type(v).__name__ == 'Watch':\n"
@@ -145,8 +145,9 @@ REACHING_IN = [
     "import sys\nt = sys.gettrace()\nsys.settrace(None)", "from sys import settrace as st\nst(None)",
     "from torch.overrides import TorchFunctionMode\nclass M(TorchFunctionMode):\n    pass",
     "from torch import ops\nf = ops.aten.softmax",
-    # white-box red team 20: the standard library's own name resolvers (the checks' watch behind the profile hook,
-    # the tracing hooks, the trace module's counters), and other modules outside the list an answer may import
+    # the standard library's own name resolvers (the checks' watch behind the profile hook, the tracing hooks, the
+    # trace module's counters: threat model, white-box red team 20, A1, A2, A7), and other modules outside the list an
+    # answer may import
     "import pydoc\nhook = pydoc.locate('sys.get' + 'profile')()",
     "from string import Formatter\nw = Formatter().get_field('0.__se' + 'lf__', (hook,), {})[0]",
     "import string\nw = string.Formatter().get_field('0.x', (hook,), {})",
@@ -157,7 +158,25 @@ REACHING_IN = [
     "for fd in range(3, 30):\n    f = open(fd, 'wb', buffering=0)", "p = '/proc/self/fd/' + str(n)\nf = open(p, 'wb')",
     "from pathlib import Path\nPath('/proc/self/fd/' + str(n)).write_bytes(b'x')", "import os\nfd = os.open(p, 1)",
     "f = open(f'/proc/self/fd/{n}', 'wb')",
+    # white-box red team 21: a string evaluated through singledispatch's get_type_hints (B1), refused modules held
+    # as attributes of allowed ones (B2, B3), an automagic %run on a line that is valid Python (B4), the tracing
+    # hooks through another module's attribute, a name imported in one cell and used in the next
+    "import functools\nclass A:\n    @functools.singledispatchmethod\n    def f(self, x):\n        pass",
+    "from functools import singledispatchmethod as sd", "import typing\nf = typing.get_type_hints",
+    "import string\nt = string.Formatter", "from typing import ForwardRef",
+    "import tiktoken.registry\nr = tiktoken.registry.pkgutil.resolve_name('torch._refs.softmax')",
+    "from tiktoken.registry import pkgutil", "import tracemalloc\np = tracemalloc.pickle.loads",
+    "import logging\nT = logging.threading.Thread", "import torch\nP = torch.ctypes.CDLL",
+    "import torch\nP = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor",
+    "from torch.cuda import tunable as t\nP = t.concurrent.futures", "import tqdm\ntqdm.sys.settrace(None)",
+    "import psutil\npsutil.os.write(5, b'')", "run  #a.py", "load  #b.py", "run", "%cd /tmp",
+    "import dataclasses, torch\nS = dict(dataclasses.inspect.getmembers(torch))", "import typing\nNS = typing.types",
+    "import matplotlib\nr = matplotlib.subprocess.run", "import matplotlib\nm = matplotlib.importlib.util",
+    "import psutil\ns = psutil.socket.socket(fileno=fd)", "import os\nfds = [n for n in range(9) if os.stat(n)]",
 ]
+# cells that are harmless alone and reach in together: a name imported in one cell, used in the next
+REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
+                            ("import sys as s", "s.settrace(None)")]
 HONEST = [
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
     "with open('notes.txt', 'w') as f:\n    f.write('x')",
@@ -180,12 +199,26 @@ HONEST = [
     "with open(f'notes_{i}.txt', 'w') as f:\n    f.write('x')\nfrom pathlib import Path\np = Path('out.txt')",
     "from typing import Optional\nfrom collections import defaultdict, Counter\nimport dataclasses, string\n"
     "letters = string.ascii_letters\nimport torch.nn.functional as F\nfrom course_lib.generate import greedy",
+    # names that look like the refused ones: torch.select is a function, `run = ...` an assignment
+    "import torch\nrow = torch.select(x, 0, 1)\nfrom functools import partial, reduce, lru_cache\n"
+    "from typing import List, Tuple\nrun = 3\nrun(1)\ncdf = x.cumsum(-1)\nload = 2\ncd = load + run",
+    "import numpy as np\nr = np.random.default_rng(0).random(3)\nimport torch\nq = torch.random.manual_seed(0)",
+    "import os\nsize = os.stat('notes.txt').st_size",
 ]
 
 
 @pytest.mark.parametrize("code", REACHING_IN)
 def test_code_that_reaches_into_the_checking_process_is_tampering(code):
     assert tampering(_one_cell(code)), code
+
+
+@pytest.mark.parametrize("cells", REACHING_IN_ACROSS_CELLS)
+def test_a_name_imported_in_one_cell_is_read_in_the_next(cells):
+    """White-box red team 21's imports alias a module in one cell and use it in another: the reading binds the
+    names of the whole notebook's imports. Control: each cell alone is clean (the alias alone names nothing)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    assert tampering(nb), cells
+    assert tampering(_one_cell(cells[0])) == [] and tampering(_one_cell(cells[1])) == [], cells
 
 
 def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora():
@@ -201,7 +234,7 @@ def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora()
 
 
 def test_a_course_line_copied_verbatim_is_the_courses_unless_it_runs_a_shell_or_a_magic():
-    """White-box red team 20: `%pip install -q --no-deps {COURSE_GIT_URL}` is a release line (the Colab cell,
+    """`%pip install -q --no-deps {COURSE_GIT_URL}` is a release line (the Colab cell,
     a demo cell the verification does not run); copied into an answer cell after binding COURSE_GIT_URL, it would
     run the student's shell text unread. 01's `weight = getattr(layer, name).weight`, copied, stays the course's."""
     lines = _course_lines()
@@ -219,7 +252,8 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               "counts = list(map(c.__getitem__, range(logits.size(-1))))",
               "m = list(map(f, range(vocab_size)))",
               "n = logits.shape[-1]\nhit = list(filter(seen.__contains__, range(n)))",
-              # white-box red team 20: the vocabulary made a list first, then handed to map; and other sized sources
+              # the vocabulary made a list first, then handed to map (threat model, white-box red team 20, A5); and
+              # other sized sources
               "vocab = torch.arange(logits.shape[-1]).tolist()\nbanned = list(map(follow.__contains__, vocab))",
               "hit = list(map(f, islice(count(), V)))"]
     for src in looped:

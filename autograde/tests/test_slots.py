@@ -100,7 +100,7 @@ def test_a_non_root_grader_with_a_planted_slot_folder_is_refused_in_one_line(tmp
 
 def test_folder_names_reach_the_terminal_without_control_characters():
     """A student folder named with escape sequences cleared the instructor's screen, and one with a newline
-    printed a forged progress line (red team 6). The progress lines show such characters as \\xNN."""
+    printed a forged progress line (a red team did). The progress lines show such characters as \\xNN."""
     from autograde.grade import shown
     name = "x\x1b[2J\x1b[31mred\nvictim/02: graded 26/26\r"
     out = shown(name)
@@ -110,7 +110,7 @@ def test_folder_names_reach_the_terminal_without_control_characters():
 
 
 def test_a_folder_without_a_notebook_says_what_it_holds(tmp_path):
-    """Red team 7's near misses (`.IPYNB`, a zip, a notebook one folder down) all read 'no notebook found': the
+    """Near misses (`.IPYNB`, a zip, a notebook one folder down) all read 'no notebook found': the
     detail now names what is there, so the instructor (or the student) can rename it."""
     from autograde.grade import Job, _holds
     d = tmp_path / "s1" / "02_logits_softmax"

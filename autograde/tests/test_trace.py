@@ -57,7 +57,7 @@ ROUTES = {
     "logaddexp reduce": lambda x, p: torch.exp(x - functools.reduce(torch.logaddexp, x.unbind(-1))[..., None]),
     "numpy logaddexp reduce": lambda x, p: torch.exp(x - torch.from_numpy(
         np.logaddexp.reduce(x.numpy(), axis=-1, keepdims=True))),
-    # blind red team 18: the sparse kernels, on a tensor made sparse with every entry stored
+    # the sparse kernels, on a tensor made sparse with every entry stored (bug zoo: `softmax__torch_sparse_kernel`)
     "sparse softmax": lambda x, p: getattr(torch.sparse, "soft" + "max")(x.to_sparse(), -1).to_dense(),
     "sparse log_softmax": lambda x, p: getattr(torch.sparse, "log_soft" + "max")(x.to_sparse(), -1).to_dense().exp(),
     "masked softmax": lambda x, p: getattr(torch, "_masked_soft" + "max")(x, torch.zeros_like(x, dtype=torch.bool)),
@@ -170,11 +170,12 @@ EVADE = (Path(__file__).parent / "data" / "redteam7_evade.py").read_text()
 
 
 def test_switching_the_watch_off_from_c_is_seen_and_honest_printing_is_not():
-    """Red team 7 removed the profile hook with list(map(sys.setprofile, [None])) (a call from C makes no
-    profile event), popped the dispatch mode, ran torch.softmax and put everything back: unseen, 8/26. An audit
-    hook (which cannot be removed) sees every sys.setprofile/settrace while a watch is on, and the dispatch
-    levers are seen when the student's code pulls them (not when torch's own code does: printing a tensor
-    disables the modes). Control: with the audit hook's record switched off, the evader is unseen."""
+    """An answer (a red team's, replayed from data/redteam7_evade.py) removed the profile hook with
+    list(map(sys.setprofile, [None])) (a call from C makes no profile event), popped the dispatch mode, ran
+    torch.softmax and put everything back: unseen, 8/26. An audit hook (which cannot be removed) sees every
+    sys.setprofile/settrace while a watch is on, and the dispatch levers are seen when the student's code pulls them
+    (not when torch's own code does: printing a tensor disables the modes). Control: with the audit hook's record
+    switched off, the evader is unseen."""
     import torch.utils._python_dispatch as pd
 
     from course_lib.checks import trace
@@ -210,11 +211,11 @@ def test_switching_the_watch_off_from_c_is_seen_and_honest_printing_is_not():
 
 
 def test_dispatch_switched_off_from_c_is_seen_when_the_notebook_runs_next():
-    """Red team 8 entered torch._C._DisableTorchDispatch (a C context manager: no profile event) and called
-    logits.softmax, 8/8 on 02's softmax exercises; popping the mode from C through map() hides the pop too. The
-    watch now checks, on each call the notebook's code (not torch's, not a library's) makes, that its dispatch
-    mode is still in play; torch's own switching (printing a tensor) is not counted. Control: with that check
-    off, all three are unseen."""
+    """An answer (a red team's) entered torch._C._DisableTorchDispatch (a C context manager: no profile event) and
+    called logits.softmax, 8/8 on 02's softmax exercises; popping the mode from C through map() hides the pop too. The
+    watch now checks, on each call the notebook's code (not torch's, not a library's) makes, that its dispatch mode is
+    still in play; torch's own switching (printing a tensor) is not counted. Control: with that check off, all three
+    are unseen."""
     import operator
 
     C = getattr(torch, "_" + "C")

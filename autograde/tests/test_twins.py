@@ -1,6 +1,6 @@
 """Twins of visible checks (autograde/hidden/_twins.py): the published cases in disguise, judged outside the kernel.
 
-Guarantee: a visible check's points need an answer whose results follow from its inputs. Red team 10 looked up
+Guarantee: a visible check's points need an answer whose results follow from its inputs. A red team looked up
 the published visible cases and computed something cruder elsewhere (the overflowing softmax, log of it, p·log p
 with NaN at 0; a period-1-only find_cycle): those crude formulas pass over half of the hidden cases, so the
 memorised guard (tests/test_memorised.py) let the looked-up visible points stand (5/26 on 02, 2/24 on 05). A
@@ -299,9 +299,10 @@ def _period_one_cycle(ids, min_repeats=2, max_period=None):
     ("softmax", _naive_softmax), ("log_softmax", lambda x: torch.log(_naive_softmax(x))),
     ("entropy", _naive_entropy), ("find_cycle", _period_one_cycle)])
 def test_red_team_10s_lookup_with_a_crude_fallback_passes_the_visible_check_and_fails_its_twin(name, fallback):
-    """The replay of red team 10 (A1, A8): in the kernel the lookup passes; its twin fails, so outside it does not.
-    Control: the crude formula alone fails the visible check (the lookup is what passed it), and the memorised
-    guard alone would have let it through (the crude formula passes a third of the hidden cases)."""
+    """The replay of the lookup attacks (threat model, "Visible points need an answer that computes"): in the kernel
+    the lookup passes; its twin fails, so outside it does not. Control: the crude formula alone fails the visible
+    check (the lookup is what passed it), and the memorised guard alone would have let it through (the crude formula
+    passes a third of the hidden cases)."""
     answer = _with_lookup(name, fallback)
     assert _judge(name, "check", answer).passed
     assert not _judge(name, "check", fallback).passed
@@ -375,7 +376,7 @@ def test_the_attention_and_embedding_disguises_change_a_correct_answer_only_by_t
 
 
 def test_red_team_11s_lookup_keyed_on_ids_renamed_by_first_appearance_fails_the_twin():
-    """Red team 11 keyed its find_cycle table on the ids renamed in order of first appearance, which a renaming
+    """A find_cycle table (a red team's) keyed on the ids renamed in order of first appearance, which a renaming
     alone leaves unchanged (2/24 unflagged). The twin also leads each sequence with ids it never uses."""
     def canonical(ids):
         names: dict = {}
@@ -397,7 +398,7 @@ def test_red_team_11s_lookup_keyed_on_ids_renamed_by_first_appearance_fails_the_
 
 
 def _ban_last_match_only(logits, ids, n):
-    """A partial ban: only the n-gram whose prefix occurred most recently (red team 11's fallback)."""
+    """A partial ban: only the n-gram whose prefix occurred most recently (a red team's fallback)."""
     if n < 1:
         raise ValueError("n must be >= 1")
     out = logits.clone()
@@ -412,7 +413,7 @@ def _ban_last_match_only(logits, ids, n):
 
 
 def test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin():
-    """Red team 11 keyed ban_repeated_ngrams's table on the history renamed by first appearance, mapped the
+    """A ban_repeated_ngrams table (a red team's) keyed on the history renamed by first appearance, mapped the
     published bans back through that naming, and fell back to a partial ban (3/24 unflagged against a twin that
     only permuted the vocabulary). The extended twin leads the history with ids it never used, so the key differs."""
     def canonical(row):
@@ -445,7 +446,7 @@ def test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin():
 
 
 def _sorted_key_lookup(name, fallback):
-    """Red team 12's lookup: each row keyed on its sorted values minus its max, which a permutation of the
+    """A lookup (a red team's): each row keyed on its sorted values minus its max, which a permutation of the
     vocabulary does not change; the published answer read back through the same sort."""
     table = {}
     for args, kwargs, expected in _published(name):
@@ -478,7 +479,7 @@ def _naive_temperature(x, T):
 
 @pytest.mark.parametrize("name, fallback", [("softmax", _naive_softmax), ("probs_at_temperature", _naive_temperature)])
 def test_red_team_12s_lookup_keyed_on_sorted_values_fails_the_grown_twin(name, fallback):
-    """Red team 12 (7/26 unflagged on 02): a table keyed on each row's sorted values minus its max survives any
+    """A table (a red team's: 7/26 unflagged on 02) keyed on each row's sorted values minus its max survives any
     permutation of the vocabulary. The twin also grows the vocabulary by copied columns, which changes every
     key. Controls: the lookup passes the visible check (the naive formula alone does not), and a twin that only
     permutes, as before, lets it through."""
@@ -496,7 +497,8 @@ def test_red_team_12s_lookup_keyed_on_sorted_values_fails_the_grown_twin(name, f
 
 
 def _recent_only(fn, w):
-    """A partial answer: the history cut to its last w ids (red team 12, w just past the farthest visible case)."""
+    """A partial answer: the history cut to its last w ids (w just past the farthest visible case, as a red team
+    cut it)."""
     def answer(logits, ids, *rest, **kw):
         return fn(logits, ids[..., -w:] if ids.shape[-1] > w else ids, *rest, **kw)
     return answer
@@ -511,7 +513,7 @@ def _reference_of(assignment, exercise):
 
 def _short_histories(name):
     """The visible check of ``name`` without the cases whose history is longer than 400 ids (issue 35's cost cases
-    look 8000 ids back, so they alone now catch red team 12's cut; the twin must catch it without them)."""
+    look 8000 ids back, so they alone now catch that cut; the twin must catch it without them)."""
     import dataclasses
 
     chk = Course().visible_registry().get(name)
@@ -521,7 +523,7 @@ def _short_histories(name):
 
 @pytest.mark.parametrize("name", ["presence_frequency_penalty", "repetition_penalty"])
 def test_red_team_12s_recent_history_answer_fails_the_padded_twin(name):
-    """Red team 12 cut each history to the last W ids, W the smallest that passes the visible check (8-28), and
+    """A red team cut each history to the last W ids, W the smallest that passes the visible check (8-28), and
     kept every visible point of 05 (10/24, unflagged): the twin's lead sits at the start, so a cut from the end
     never reached it. The padded twin puts 60-120 fresh ids inside the history."""
     ref = _reference_of("05_debugging_generation", name)
@@ -556,8 +558,8 @@ def _cut_ban(w):
 @pytest.mark.parametrize("name, cut", [("repetition_rate", _cut_rate), ("ban_repeated_ngrams", _cut_ban)])
 def test_a_look_back_cut_must_reach_300_ids_back_to_pass_the_visible_check(name, cut):
     """For the n-gram exercises the twin cannot put fresh ids inside the history (they break and make n-grams:
-    class 10's honest w15 was flagged), so the visible check itself asks for a long look-back: the smallest cut
-    that passes it reaches 300 ids back, and it still fails the hidden check (a repeat 2000 back). Red team 12's
+    an honest answer was flagged), so the visible check itself asks for a long look-back: the smallest cut
+    that passes it reaches 300 ids back, and it still fails the hidden check (a repeat 2000 back). The red team's
     cuts were 22 and 28."""
     w = next(w for w in (1, 2, 4, 8, 16, 22, 28, 64, 128, 256, 290, 300, 301, 302, 303, 304, 400) if _judge(name, "check", cut(w)).passed)
     assert w >= 290, w
@@ -577,7 +579,7 @@ def _notes_top_p(logits, top_p, min_tokens_to_keep=1):
 
 
 def test_red_team_13s_rounded_probability_lookup_fails_the_zero_column_twin():
-    """Red team 13 (19/40 against 14/40 on 03, unflagged): top-p keyed on each row's sorted probabilities rounded
+    """A top-p (a red team's: 19/40 against 14/40 on 03, unflagged) keyed on each row's sorted probabilities rounded
     to 4 places, with the notes' rule (wrong only at exact ties with p) behind it; a permutation leaves the key
     alone. The twin adds columns of probability exactly 0 (-inf, or finite far below the max), which moves no
     sum, so no new tie with p appears, and changes the key. Controls: the notes' rule alone fails the visible

@@ -3,9 +3,9 @@
 Policy (docs/threat-model.md, "Visible points need an answer that computes"): a visible check's points never
 depend on the same exercise's hidden check (that would charge an honest edge-case bug twice and tell the student
 what the hidden cases hold). Instead the visible cases cover each requirement of the text (long sequences, far
-repeats, overflow, the exact T = 0, float64 accuracy for float64 inputs), so a partial answer fails a visible case it can read. Red team 11's partial
-answers passed the visible checks of 02 and 05 when every visible case was short; each must now fail the named
-visible case. Control: the reference solution passes the same check (selfcheck asserts it too).
+repeats, overflow, the exact T = 0, float64 accuracy for float64 inputs), so a partial answer fails a visible case it can read. The partial
+answers below (bug zoo) passed the visible checks of 02 and 05 when every visible case was short; each must now fail
+the named visible case. Control: the reference solution passes the same check (selfcheck asserts it too).
 """
 
 from __future__ import annotations
@@ -19,31 +19,31 @@ from autograde.references import _grading_env, reference_namespace
 from course_lib.checks.engine import evaluate
 
 PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case that must catch it)
-    ("02_logits_softmax", "softmax__rt11_mean_centred", "[500, -500]"),
-    ("02_logits_softmax", "probs_at_temperature__rt11_clamp_T", "near tie [3, 3.00001, -1]"),
-    ("02_logits_softmax", "sequence_logprob__class11_first16", "40 tokens"),
-    ("02_logits_softmax", "perplexity__rt11_first16", "40 tokens"),
-    ("05_debugging_generation", "ban_repeated_ngrams__class11_recent_only", "25 ids back"),
-    ("05_debugging_generation", "find_cycle__class11_short_periods", ""),
-    ("05_debugging_generation", "repetition_penalty__class11_last12", ""),
-    ("05_debugging_generation", "presence_frequency_penalty__class11_capped_counts", ""),
-    ("05_debugging_generation", "repetition_rate__class11_short_lookback", ""),
-    ("05_debugging_generation", "find_cycle__rt12_recent_window", "80 times"),
-    ("03_sampling", "top_p_filter__rt13_short_rows_only", "100 tokens"),
-    # the texts promise float64 accuracy for float64 inputs (blind classes 9 and 10 computed in float32)
-    ("04_generation_loop", "attend_with_cache__class9_float32_inside", "float64 inputs: float64 accuracy"),
-    ("05_debugging_generation", "repetition_penalty__class10_float32_inside", "float64 logits keep float64"),
-    ("05_debugging_generation", "presence_frequency_penalty__rt13_float32_inside", "float64 logits keep float64"),
+    ("02_logits_softmax", "softmax__mean_centred", "[500, -500]"),
+    ("02_logits_softmax", "probs_at_temperature__t_clamped_to_1e-3", "near tie [3, 3.00001, -1]"),
+    ("02_logits_softmax", "sequence_logprob__first_16_tokens_only", "40 tokens"),
+    ("02_logits_softmax", "perplexity__first_16_tokens_only", "40 tokens"),
+    ("05_debugging_generation", "ban_repeated_ngrams__last_16_ids_only", "25 ids back"),
+    ("05_debugging_generation", "find_cycle__periods_up_to_4_only", ""),
+    ("05_debugging_generation", "repetition_penalty__last_12_ids_only", ""),
+    ("05_debugging_generation", "presence_frequency_penalty__counts_capped_at_3", ""),
+    ("05_debugging_generation", "repetition_rate__lookback_of_3_ngrams", ""),
+    ("05_debugging_generation", "find_cycle__last_28_ids_only", "80 times"),
+    ("03_sampling", "top_p_filter__long_rows_unfiltered", "100 tokens"),
+    # the texts promise float64 accuracy for float64 inputs (these compute in float32)
+    ("04_generation_loop", "attend_with_cache__float32_inside", "float64 inputs: float64 accuracy"),
+    ("05_debugging_generation", "repetition_penalty__float32_inside", "float64 logits keep float64"),
+    ("05_debugging_generation", "presence_frequency_penalty__float32_inside", "float64 logits keep float64"),
     # issue 35, fair checks: each rule the text states is enforced by the visible check too
-    ("02_logits_softmax", "sequence_logprob__class7_no_no_grad", "refuses to run with gradients on"),
+    ("02_logits_softmax", "sequence_logprob__autograd_on", "refuses to run with gradients on"),
     ("02_logits_softmax", "sequence_logprob__one_pass_per_prefix", "one pass over the whole text"),
     ("02_logits_softmax", "probs_at_temperature__float32_at_T0", "float64 logits at T=0"),
-    ("05_debugging_generation", "presence_frequency_penalty__class7_history_loop", "cost:"),
-    ("05_debugging_generation", "presence_frequency_penalty__class6_pf_bf16", "rounded once"),
-    ("05_debugging_generation", "presence_frequency_penalty__i38_counts_in_bfloat16", "seen 257 times"),
+    ("05_debugging_generation", "presence_frequency_penalty__python_loop_over_history", "cost:"),
+    ("05_debugging_generation", "presence_frequency_penalty__computed_in_input_dtype", "rounded once"),
+    ("05_debugging_generation", "presence_frequency_penalty__counts_in_logits_dtype", "seen 257 times"),
     ("05_debugging_generation", "find_cycle__most_tokens", "periods 1 and 5"),
-    ("05_debugging_generation", "repetition_penalty__redteam14_vocab_loop", "cost: V = 5000"),
-    ("05_debugging_generation", "repetition_penalty__rt17_padded_vocab_loop", "cost: V = 49152"),
+    ("05_debugging_generation", "repetition_penalty__vocab_loop_on_cpu", "cost: V = 5000"),
+    ("05_debugging_generation", "repetition_penalty__padded_vocab_loop", "cost: V = 49152"),
     ("03_sampling", "min_p_filter__logit_form_rounded_threshold", "compared as probabilities"),
     ("03_sampling", "min_p_filter__strict_except_top", "exactly min_p * p_max"),
     ("03_sampling", "process_logits__top_k_zero_is_off", "top_k=0 is a setting"),

@@ -6,7 +6,7 @@ Three guarantees hold by construction there, each tested on 02's softmax exercis
 through a computed name, which the reading of the text cannot name):
 
 - a broken rule leaves the child the moment the watch sees it (a boundary side record), so emptying the watch's
-  record afterwards (blind red team 16, by walking frames) takes nothing back: the check fails, the row is
+  record afterwards (by walking frames, as a blind red team did) takes nothing back: the check fails, the row is
   flagged as having emptied it;
 - the checks' modules are sealed before any cell runs (module names, functions' code, defaults and closures,
   class attributes): a cell that rebinds ``engine._watch`` fails every check and is flagged;

@@ -151,7 +151,7 @@ SOFTMAX_FORBIDDEN = ("torch.softmax", "torch.log_softmax", "torch.logsumexp", "t
                      # logaddexp is a logsumexp
                      "torch.nn.functional.scaled_dot_product_attention", "torch.logaddexp", "torch.logaddexp2",
                      "Tensor.logaddexp", "Tensor.logaddexp2", "numpy.logaddexp", "numpy.logaddexp2",
-                     # blind red team 18: the same kernels for sparse tensors
+                     # the same kernels for sparse tensors (bug zoo: `softmax__torch_sparse_kernel`)
                      "torch.sparse.softmax", "torch.sparse.log_softmax")
 """What exercises 1-2 forbid: "do not call torch.softmax, torch.log_softmax, torch.logsumexp (or their
 torch.nn.functional twins, or anything that computes them for you)"; scipy's and the tensor-method forms are

@@ -126,11 +126,13 @@ HOOKS = {"sys.setprofile": "sys.setprofile", "sys.settrace": "sys.settrace", "th
          "threading.settrace": "threading.settrace", "sys.monitoring": "sys.monitoring",
          "torch.utils._python_dispatch._pop_mode": "popping torch's dispatch mode"}
 # calls that turn a string into running code: anywhere in a notebook (not only where an answer reaches) they
-# break every rule, since that code can rebind any name an answer calls (red team 7 built a softmax that switched
-# the watch off in a cell that ran exec(base64...), and an answer that called it by a name bound nowhere in text)
+# break every rule, since that code can rebind any name an answer calls (a softmax that switched the watch off,
+# defined in a cell that ran exec(base64...), and an answer that called it by a name bound nowhere in text:
+# test_contracts.py::test_code_run_from_a_string_anywhere_in_the_notebook_breaks_the_rule)
 STRING_CODE = {"builtins.eval", "builtins.exec", "builtins.compile", "pickle.loads", "marshal.loads",
                "runpy.run_path", "runpy.run_module", "types.FunctionType", "types.CodeType",
-               # TorchScript compiled from a string (red team 9 ran scaled_dot_product_attention that way)
+               # TorchScript compiled from a string (scaled_dot_product_attention run that way:
+               # test_contracts.py::test_torchscript_compiled_from_a_string_breaks_the_rule)
                "torch.jit.CompilationUnit", "torch.jit.CompilationUnit.define", "torch.jit.frontend.get_jit_def"}
 DUNDER_LOOKUPS = {"__dict__", "__builtins__", "__globals__", "__code__"}
 UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
@@ -523,9 +525,11 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
             todo += [m for m in vars(cls).values() if isinstance(m, types.FunctionType) and id(m) not in seen]
             continue
         src = _source(f)
-        if src is None and f is not fn:
-            # a function of the notebook's that has no text: made by exec or eval from a string, which the
-            # grader's reading cannot follow either (the answer itself is read by the grader from the notebook)
+        if src is None:
+            # a function of the notebook's that has no text: made by exec or eval from a string, or run from a
+            # file that is gone, which the grader's reading cannot follow either; the answer itself too: its
+            # name rebound at run time to such a function is not the text the grader read (white-box red team
+            # 21, B1 and B4)
             found.append(Violation(0, getattr(f, "__name__", "?"), "a function made from a string (the grader "
                                    "cannot read what it does)"))
             continue

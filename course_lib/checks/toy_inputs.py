@@ -12,7 +12,7 @@ import functools
 import torch
 
 from course_lib.checks.engine import register_resource
-from course_lib.checks.generation_loop import TableLM, ToyTokenizer
+from course_lib.checks.generation_loop import TableLM, ToyTokenizer, next_id_lm
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -110,15 +110,16 @@ def _second_device() -> torch.device:
 
 
 class OnSecondDevice:
-    """A toy model whose weights live on a second device (issue 38, blind 38: ids built on the CPU for a model on a
-    GPU fail there only). ``next(model.parameters()).device`` names that device; a call with ids or a mask on any
+    """A toy model whose weights live on a second device (ids built on the CPU for a model on a GPU fail there only:
+    bug zoo `*__ids_on_cpu`; issue 38).
+    ``next(model.parameters()).device`` names that device; a call with ids or a mask on any
     other device raises as CUDA does; the logits come back on the model's device.
 
     Not an ``nn.Module``, on purpose: selfcheck's memoised models key their memo on the ids' values, not their device,
     and would hand a CPU call the answer of an earlier call on the right device."""
 
-    def __init__(self, model: torch.nn.Module):
-        self._model = model
+    def __init__(self, model: torch.nn.Module, logits_on_cpu: bool = False):
+        self._model, self._logits_on_cpu = model, logits_on_cpu
         self._weight = torch.zeros(1, device=_second_device())
 
     @property
@@ -143,7 +144,10 @@ class OnSecondDevice:
         moved = [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]
         out = self._model(idx.cpu(), *moved, **{k: v.cpu() if isinstance(v, torch.Tensor) else v
                                                  for k, v in kwargs.items()})
-        return out.to(self.device)
+        # logits_on_cpu: torch's lazy device cannot list the result of topk or sort over a row taken by iterating a
+        # tensor (`for row in logp: torch.topk(row, b).indices.tolist()` raises there, never on a GPU); a beam
+        # search does exactly that, so its case checks the ids' device and hands the logits back on the CPU.
+        return out if self._logits_on_cpu else out.to(self.device)
 
     forward = __call__
 
@@ -160,3 +164,6 @@ def _next_id_second_device() -> OnSecondDevice:
 
 register_resource("nb01_pow2_lm_second_device", _pow2_second_device)
 register_resource("nb02_next_id_lm_second_device", _next_id_second_device)
+# the texts of 04 Ex 1 and Ex 4: ids (and the mask) on the model's device
+register_resource("nb04_next_id_lm_second_device", lambda: OnSecondDevice(next_id_lm()))
+register_resource("nb04_table_1_second_device", lambda: OnSecondDevice(_table(1), logits_on_cpu=True))

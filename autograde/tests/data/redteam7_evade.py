@@ -1,5 +1,5 @@
-# Red team 7 (blind, session 10): a softmax that switches the run-time watch off while it runs, restoring it
-# after. A notebook ran this text through exec(base64...) in a cell of its own; tests read it as data.
+# A blind red team's attack (replayed by test_trace.py): a softmax that switches the run-time watch off while it runs,
+# restoring it after. A notebook ran this text through exec(base64...) in a cell of its own; tests read it as data.
 import sys as _s, torch as _t, functools as _f
 def _quiet(opname):
     def run(x):
