@@ -142,7 +142,7 @@ def _child() -> int:
     its reply. So a cell can neither write the grader's frames nor read its input, answer a check it was not
     asked, or see a hidden input before its check is asked (issue 37: a white-box red team wrote both frames from a
     cell, reading the hidden inputs from standard input). The relay is not dumpable: a process of the same uid
-    cannot trace it, read its memory or take its descriptors (as autograde.runner)."""
+    cannot trace it, read its memory or take its descriptors (as autograde.inside.runner)."""
     import signal
     import socket
 
@@ -298,7 +298,7 @@ def _answers(job: dict, out_fd: int) -> None:
         raise StepTimeout(f"took longer than {step} s" if signum == signal.SIGPROF else
                           f"waited longer than {step * WALL_FACTOR} s")
 
-    # As in the kernel (autograde.runner.CpuWatch): the limit counts CPU time, so a loaded machine does not
+    # As in the kernel (autograde.inside.runner.CpuWatch): the limit counts CPU time, so a loaded machine does not
     # turn slow work into a timeout; a wall-clock backstop stops a call that sleeps.
     signal.signal(signal.SIGPROF, on_alarm)
     signal.signal(signal.SIGALRM, on_alarm)
