@@ -272,7 +272,8 @@ def _refused_module_inside(full: str) -> str | None:
 ATTRIBUTES_NAMED_LIKE_MODULES = {
     "os.stat", "torch.select", "torch.trace", "torch.chunk", "torch.jit.trace", "torch.profiler.profile",
     "torch.profiler.profiler.profile", "torch.autograd.profiler.profile", "torch.cuda.profiler.profile",
-    "torch.mps.profiler.profile", "numpy.select", "numpy.trace", "numpy.test", "numpy.linalg.trace",
+    "torch.mps.profiler.profile", "torch.autograd.profiler_legacy.profile",
+    "torch.distributed.rpc.server_process_global_profiler.profile", "numpy.select", "numpy.trace", "numpy.test", "numpy.linalg.trace",
     "numpy.linalg.test", "numpy.ma.trace", "numpy.ma.test", "numpy.matrixlib.test", "numpy.typing.test",
     "numpy.lib.test", "numpy.ma.core.trace", "matplotlib.cycler", "matplotlib.pyplot.cycler", "matplotlib.pyplot.arrow",
     "matplotlib.rcsetup.cycler", "matplotlib.widgets.cycler", "tqdm.std.datetime"}
