@@ -268,7 +268,15 @@ def _refused_module_inside(full: str) -> str | None:
 
 # attributes of the allowed libraries that share their name with a module an answer may not import (torch.select
 # is a function): the reading takes them for what they are
-ATTRIBUTES_NAMED_LIKE_MODULES = {"torch.select"}
+# (test_scan.py::test_every_attribute_named_like_a_refused_module_is_listed recomputes the list from the libraries)
+ATTRIBUTES_NAMED_LIKE_MODULES = {
+    "os.stat", "torch.select", "torch.trace", "torch.chunk", "torch.jit.trace", "torch.profiler.profile",
+    "torch.profiler.profiler.profile", "torch.autograd.profiler.profile", "torch.cuda.profiler.profile",
+    "torch.mps.profiler.profile", "torch.autograd.profiler_legacy.profile",
+    "torch.distributed.rpc.server_process_global_profiler.profile", "numpy.select", "numpy.trace", "numpy.test", "numpy.linalg.trace",
+    "numpy.linalg.test", "numpy.ma.trace", "numpy.ma.test", "numpy.matrixlib.test", "numpy.typing.test",
+    "numpy.lib.test", "numpy.ma.core.trace", "matplotlib.cycler", "matplotlib.pyplot.cycler", "matplotlib.pyplot.arrow",
+    "matplotlib.rcsetup.cycler", "matplotlib.widgets.cycler", "tqdm.std.datetime"}
 
 
 # magics that run no code of their own (the cell body of %%time and %%capture is read as code); every other one

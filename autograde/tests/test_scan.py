@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import nbformat
+import sys
+
 import pytest
 
 from autograde.course import REPO
@@ -210,6 +212,30 @@ HONEST = [
 @pytest.mark.parametrize("code", REACHING_IN)
 def test_code_that_reaches_into_the_checking_process_is_tampering(code):
     assert tampering(_one_cell(code)), code
+
+
+def test_every_attribute_named_like_a_refused_module_is_listed():
+    """The reading refuses a refused module's name inside a dotted name (tiktoken.registry.pkgutil), except for
+    the libraries' public attributes that only share such a name (torch.select is a function): recomputed here
+    from the installed libraries (in a fresh process importing what the notebooks import, so that the answer
+    does not depend on what other tests loaded): a new version's collision fails this test, not a student."""
+    import json
+    import subprocess
+
+    from autograde.scan import ATTRIBUTES_NAMED_LIKE_MODULES
+    probe = """
+import json, sys, types, warnings
+warnings.simplefilter("ignore")
+import torch, torch.nn.functional, numpy, tiktoken, matplotlib.pyplot, tqdm, psutil
+from autograde.scan import _allowed_import, _module_names
+print(json.dumps(sorted(f"{name}.{k}" for name, m in list(sys.modules.items())
+      if isinstance(m, types.ModuleType) and _allowed_import(name)
+      and not any(p.startswith("_") for p in name.split("."))
+      for k, v in list(vars(m).items()) if k in _module_names() and not k.startswith("_")
+      and not _allowed_import(k) and not isinstance(v, types.ModuleType))))
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    assert set(json.loads(out.stdout)) - ATTRIBUTES_NAMED_LIKE_MODULES == set()
 
 
 @pytest.mark.parametrize("cells", REACHING_IN_ACROSS_CELLS)
