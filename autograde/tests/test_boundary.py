@@ -240,8 +240,10 @@ def test_step_records_give_the_largest_count_per_case_or_reject(records):
         return
     assert seen == {} and set(counted) <= {"softmax"}
     good = [json.loads(r) for r in records]
+    # a lone surrogate (valid JSON, no UTF-8 text) comes back as U+FFFD, one character for one
+    plain = lambda s: "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in s)  # noqa: E731
     for label, n in counted.get("softmax", {}).items():
-        assert n == max(g["steps"] for g in good if g["case"][:300] == label)
+        assert n == max(g["steps"] for g in good if plain(g["case"][:300]) == label)
         assert type(n) is int and 0 <= n < 1 << 62
 
 
