@@ -300,10 +300,10 @@ def _under_system(path: Path) -> bool:
 
 
 # What a sandbox may not call: state the kernel shares across every namespace bubblewrap makes, that one sandbox
-# could write and a later one read. The key store (add_key, request_key, keyctl): red team 6 passed one
-# student's answers to another through it. The page cache of the read-only files every sandbox shares: red team
-# 8 evicted pages (fadvise DONTNEED) for the next student to time, carrying a softmax's hidden inputs into
-# another student's feedback; fadvise, mincore (which reads residency directly), process_madvise and madvise's
+# could write and a later one read. The key store (add_key, request_key, keyctl): one student's answers
+# reached another through it. The page cache of the read-only files every sandbox shares: evicting pages
+# (fadvise DONTNEED) for the next student to time carried a softmax's hidden inputs into another student's
+# feedback; fadvise, mincore (which reads residency directly), process_madvise and madvise's
 # MADV_COLD / MADV_PAGEOUT go too (madvise itself stays: malloc uses it). No course code needs any of them. A
 # seccomp filter (classic BPF, bwrap --seccomp) answers them, and any call made through another architecture's
 # numbering (x32, i386), with EPERM. Timing alone, after warming a page by reading it, stays possible and noisy.
@@ -318,7 +318,7 @@ _SECCOMP_ARCH = {  # audit arch; fully refused numbers; madvise's number
                 233)}
 BLOCKED_SYSCALLS = tuple(_SECCOMP_ARCH["x86_64"][1])  # the same names on every architecture
 MADV_REFUSED = (20, 21)  # MADV_COLD, MADV_PAGEOUT
-# Blind red team 16 stopped the in-sandbox runner with SIGSTOP (same uid), which turned off the per-cell limits
+# A process in the sandbox could stop the runner with SIGSTOP (same uid), which turned off the per-cell limits
 # until the notebook's wall limit. Signals whose default action stops a process (SIGSTOP, SIGTSTP, SIGTTIN,
 # SIGTTOU: 19-22 on both architectures) are refused with EPERM on every call that sends one; no course code
 # sends them. {name: (x86_64 number, aarch64 number, index of the signal argument)}

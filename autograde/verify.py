@@ -83,8 +83,8 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
     calls = [(grade_id, kind, name, (hidden if kind == "hidden_check" else visible).get(name))
              for grade_id, kind, name in check_calls(source_nb)]
     # a rule belongs to the exercise, not to one of its checks: every check of an exercise watches and reads
-    # for the rules any of them names (red team 8: a hidden check without the list paid an answer its visible
-    # check refused)
+    # for the rules any of them names (otherwise a hidden check that names no rule pays an answer its visible
+    # check refuses)
     forbidden: dict[str, list[str]] = {}
     ops: dict[str, list[str]] = {}
     for _, _, _, chk in calls:

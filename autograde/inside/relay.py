@@ -220,8 +220,8 @@ def _relay(job: dict, sock) -> int:
 
 def _answers(job: dict, out_fd: int) -> None:
     """The answers' process: run the notebook's code cells, then answer the relay's requests, one check each."""
-    # a module a cell writes into the working folder must not be what `import <an allowed module>` finds (white-box
-    # red team 20: code that no reading of the text sees); the course's modules come from PYTHONPATH
+    # a module a cell writes into the working folder must not be what `import <an allowed module>` finds (code that no
+    # reading of the text sees: threat model, white-box red team 20); the course's modules come from PYTHONPATH
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
     import io
     import contextlib

@@ -196,8 +196,8 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
 
 def _not_dumpable() -> None:
     """The kernel runs as this process's uid: without this it could ptrace the runner, write its memory through
-    /proc, or take its report pipe with pidfd_getfd (red team 5 did all three; the checks outside the kernel
-    held). A process that is not dumpable refuses all of them to a process of the same uid without CAP_SYS_PTRACE;
+    /proc, or take its report pipe with pidfd_getfd (an attack did all three:
+    test_runner_shield.py::test_a_process_of_the_same_uid_cannot_open_the_runners_memory). A process that is not dumpable refuses all of them to a process of the same uid without CAP_SYS_PTRACE;
     the flag is reset for the kernel by its exec, so only the runner is shielded."""
     import ctypes
 

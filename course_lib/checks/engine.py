@@ -139,7 +139,7 @@ class Contract:
                                  # only in the size the cost must not grow with
     cost_cap: tuple = ()         # ((case label, max lines), ...): absolute bounds on cases, far below what a loop
                                  # over their size runs: added work (a busy loop) cannot hide a loop from them, as
-                                 # it can from the ratio above (blind red team 17 padded both cases alike)
+                                 # it can from the ratio above (bug zoo: repetition_penalty__padded_vocab_loop)
 
 
 @dataclass(frozen=True)
@@ -773,7 +773,7 @@ def _same_device_mode_class() -> type:
             kwargs = kwargs or {}
             if _meta_to_cpu(func, args, kwargs):
                 # A copy to the CPU works on a GPU; on `meta` it raised "no data", which made the case say nothing,
-                # so a mask then built on the CPU from the copy went unseen (blind 38's repetition_penalty). The
+                # so a mask then built on the CPU from the copy went unseen (bug zoo: repetition_penalty__mask_on_cpu). The
                 # copy is zeros of the right shape and dtype: any later mix with the inputs' device still raises.
                 return torch.zeros(args[0].shape, dtype=kwargs.get("dtype") or args[0].dtype, device="cpu")
             if func.overloadpacket.__name__ not in _CROSS_DEVICE_OK:
@@ -787,8 +787,8 @@ def _same_device_mode_class() -> type:
     return SameDevice
 
 
-# Results are copied, encoded and compared item by item: a 50-million-item list took red team 10's student from
-# 20 s to 420 s of grading. The largest expected result is a few [B, 49152] rows.
+# Results are copied, encoded and compared item by item: a 50-million-item list took one student's grading from
+# 20 s to 420 s. The largest expected result is a few [B, 49152] rows.
 MAX_RESULT_ITEMS = 4_000_000
 
 

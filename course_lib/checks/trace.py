@@ -35,8 +35,8 @@ from typing import Any
 _SDPA = ("_safe_softmax", "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
          "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
          "_scaled_dot_product_efficient_attention", "_native_multi_head_attention")
-# every kernel that computes one, whatever the layout (blind red team 18 used torch.sparse.softmax on a tensor
-# made sparse with every entry stored: _sparse_softmax; masked, nested and quantized tensors have their own)
+# every kernel that computes one, whatever the layout (torch.sparse.softmax on a tensor made sparse with every
+# entry stored reaches _sparse_softmax: bug zoo softmax__torch_sparse_kernel; masked, nested and quantized tensors have their own)
 _SOFTMAX = ("_softmax", "_safe_softmax", "softmax", "special_softmax", "_masked_softmax", "_sparse_softmax",
             "_nested_tensor_softmax_with_shape")
 _LOG_SOFTMAX = ("_log_softmax", "log_softmax", "special_log_softmax", "_sparse_log_softmax")
@@ -75,15 +75,15 @@ def _package_dirs(package: str) -> tuple[str, ...]:
 SPAWN_RULE = "a new thread or process (the checks cannot watch work done there)"
 OFF_RULE = "switching off the checks' watch"
 
-# What takes a call out of the dispatch mode's sight (red team 7 used _disable_current_modes and
-# DisableTorchFunction, reached through names built from strings): seen when called from Python code.
+# What takes a call out of the dispatch mode's sight (_disable_current_modes and DisableTorchFunction,
+# reached through names built from strings: test_trace.py): seen when called from Python code.
 _LEVERS = [("torch.utils._python_dispatch", n) for n in ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily")]
 _LEVERS += [("torch._C", n) for n in ("_pop_torch_dispatch_stack", "_DisableTorchDispatch", "_set_dispatch_mode",
                                       "_unset_dispatch_mode", "DisableTorchFunction", "DisableTorchFunctionSubclass",
                                       "_ExcludeDispatchKeyGuard", "_ForceDispatchKeyGuard")]
 
 # Every sys.setprofile / sys.settrace while a watch is on, from Python or from C (list(map(sys.setprofile,
-# [None])) makes no profile event: red team 7), raises an audit event; an audit hook cannot be removed.
+# [None])) makes no profile event: test_trace.py), raises an audit event; an audit hook cannot be removed.
 _ACTIVE: list["Watch"] = []
 _TORCH_DIRS = _package_dirs("torch") or ("\0",)
 _CONTEXTLIB = os.path.join(os.path.dirname(os.__file__), "contextlib.py")
@@ -235,7 +235,7 @@ class Watch:
 
     def _dispatch_off(self) -> bool:
         """Whether this watch's dispatch mode has been taken out of play: the Python dispatch key excluded
-        (torch._C._DisableTorchDispatch, red team 8) or the mode no longer on torch's stack (popped, even from C)."""
+        (torch._C._DisableTorchDispatch: test_trace.py) or the mode no longer on torch's stack (popped, even from C)."""
         C = self._C
         if C._dispatch_tls_is_dispatch_key_excluded(C.DispatchKey.Python):
             return True
