@@ -413,8 +413,11 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             early = boundary.watch_records(done.side[:done.side_first], set(payloads) | {TAMPERED})
             late = sorted(n for n in visible if streamed.get(n) != early[0].get(n) or counted.get(n) != early[1].get(n))
             if late:
-                verdict.tampered.append("records for visible checks came after the hidden inputs were sent: "
-                                        f"{', '.join(late)[:300]}")
+                # which checks is the process's choice, made holding the hidden inputs (a bit per name: threat
+                # model, white-box red team 21, B7): the names go to the instructor's details only
+                verdict.tampered.append("records for visible checks came after the hidden inputs were sent (which: "
+                                        "the record's tamper_reports)")
+                verdict.tamper_reports.append(f"visible checks with late records: {', '.join(late)[:300]}")
             for n in visible:
                 streamed[n], counted[n] = early[0].get(n, set()), early[1].get(n, {})
     except boundary.Rejected as e:
@@ -426,7 +429,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         return verdict
     from course_lib.checks.engine import CheckResult
 
-    passed, judged, odd = {}, {}, set()
+    passed, judged, odd, emptied = {}, {}, set(), []
     tamper = sorted(streamed.get(TAMPERED, ()))  # the answers' process's words: the instructor's flag only
     for name, info in payloads.items():
         text = results.get(name)
@@ -441,7 +444,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
                                           counted.get(name, {}), info["forbidden"])
         judged[name], odd = result, odd | unknown
         if missing:
-            verdict.tampered.append(f"{name}: the record of what the answer ran was emptied from inside its process")
+            emptied.append(name)
             verdict.tamper_reports.append(f"{name}: sent out as it happened: {', '.join(sorted(missing))[:300]}")
         broken = (rule_failures or {}).get(name, []) + ([f"{name}: {TAMPER_MESSAGE}"] if tamper else [])
         passed[name] = result.passed and not broken
@@ -449,6 +452,9 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             verdict.messages[name] = "\n".join(([] if result.passed else [result.message]) + broken)
             if name in verdict.hidden:
                 verdict.public[name] = _public(result, broken)
+    if emptied:  # one condition whichever checks: their names are the process's choice (B7)
+        verdict.tampered.append("the record of what an answer ran was emptied from inside its process (which "
+                                "checks: the record's tamper_reports)")
     if tamper:
         verdict.tampered.append("the notebook changed the checks' own code or state (what its process reported: the "
                                 "record's tamper_reports)")

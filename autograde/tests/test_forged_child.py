@@ -145,3 +145,55 @@ def test_a_broken_frame_ends_the_asking_not_the_run_and_its_text_reaches_no_page
     shown = "\n".join(list(verdict.messages.values()) + list(verdict.public.values()))
     assert str(secret) not in shown
     assert RELAY_DEAD in verdict.messages["softmax"], verdict.messages["softmax"]
+
+
+LATE = """
+import json, os
+_n = [0]
+def _late():
+    for fd in range(3, 30):
+        try:
+            if os.readlink('/proc/self/fd/%d' % fd).startswith('socket'):
+                _n[0] += 1
+                note = json.dumps({"check": "softmax", "rule": "x%d" % _n[0]}).encode()
+                os.write(fd, b"w%d\\n" % len(note) + note)
+                return
+        except OSError:
+            pass
+"""
+SOFTMAX_LATE = """def softmax(logits):
+    _late()
+    e = (logits - logits.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+"""
+
+
+def test_which_checks_sent_late_records_reaches_the_instructor_only():
+    """White-box red team 21 (B7): the condition named the visible checks whose records came after the hidden
+    inputs were sent, a set the answers' process chooses while holding them (a bit per name), and the condition's
+    text is the row's detail in grades.csv and Gradescope's output. Now the condition is a fixed text; the names
+    are in tamper_reports (the instructor's details). Here softmax's answer sends a new record at every call,
+    during its hidden check too."""
+    import nbformat
+
+    from autograde.course import Course
+    from autograde.grade import _model_file, _Slot
+    from autograde.intake import intake
+    from autograde.verify import rules_of, verify_notebook
+
+    course = Course()
+    source = course.source_notebooks(A)[0]
+    nb = nbformat.reads(_submission({"softmax": SOFTMAX_LATE}), as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_code_cell(LATE))
+    got = intake(nbformat.writes(nb).encode(), course.release_notebook(A, A).read_text(), A, {},
+                 rules=rules_of(course, source))
+    slot = _Slot()
+    try:
+        verdict = verify_notebook(course, source, got.notebook, slot=slot.n, model_file=_model_file(),
+                                  step_timeout=60, rule_failures=got.rule_failures)
+    finally:
+        slot.release()
+    assert any("came after the hidden inputs" in t for t in verdict.tampered), verdict.tampered
+    assert not any("softmax" in t for t in verdict.tampered), verdict.tampered
+    assert any(t.startswith("visible checks with late records: softmax") for t in verdict.tamper_reports), \
+        verdict.tamper_reports
