@@ -88,8 +88,11 @@ def test_a_scrubbed_record_and_a_swapped_code_object_still_fail_and_flag():
     assert verdict.error is None, verdict.error
     assert not verdict.cells["test_softmax_visible"] and not verdict.cells["test_log_softmax_visible"]
     assert "torch's softmax kernel, which this exercise asks" in verdict.messages["softmax"], verdict.messages["softmax"]
-    assert any(t.startswith("softmax: the record of what the answer ran was emptied") for t in verdict.tampered), \
-        verdict.tampered
+    # which check's record was emptied is the process's choice: named to the instructor only (threat model,
+    # white-box red team 21, B7)
+    assert "the record of what an answer ran was emptied from inside its process (which checks: the record's " \
+           "tamper_reports)" in verdict.tampered, verdict.tampered
+    assert any(t.startswith("softmax: sent out as it happened") for t in verdict.tamper_reports), verdict.tamper_reports
     assert any("a function's code was replaced (Watch.saw)" in t for t in verdict.tamper_reports), verdict.tamper_reports
     assert "changed the checks' own code or state" in verdict.messages["log_softmax"]
 
