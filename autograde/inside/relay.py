@@ -19,7 +19,6 @@ import json
 import os
 import sys
 import types
-from pathlib import Path
 
 from autograde.inside import wire
 from autograde.inside.cells import is_autograded_test, is_demo
@@ -92,25 +91,15 @@ class _Seal:
         return [f"changed {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}"] if changed else []
 
 
-def _student_threads() -> str:
-    """Names of live threads (other than this one) running code from outside the installed libraries: a
-    notebook's own worker. Library threads (tqdm's monitor, a thread pool torch or IPython keeps) do not count."""
+def _student_threads(history: object = None) -> str:
+    """Names of live threads other than this one and the shell's history thread (``history``). The verification
+    starts none of its own (tqdm's monitor is off), so any other thread is the notebook's doing: its worker, or a
+    library's thread that runs its code (tqdm's monitor calling a subclass's display() ran torch.softmax for the
+    answer, idling in tqdm's frames when the check began: threat model, white-box red team 21, B8)."""
     import threading
 
-    library = tuple({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    names = {t.ident: t.name for t in threading.enumerate()}
-    busy = []
-    for ident, frame in sys._current_frames().items():
-        if ident == threading.get_ident():
-            continue
-        while frame is not None:
-            path = frame.f_code.co_filename
-            if not (path.startswith("<frozen") or os.path.realpath(path).startswith(library)
-                    or path.startswith(str(Path(__file__).resolve().parents[2]))):
-                busy.append(names.get(ident, f"thread {ident}"))
-                break
-            frame = frame.f_back
-    return ", ".join(busy[:3])
+    me = threading.get_ident()
+    return ", ".join([t.name for t in threading.enumerate() if t.ident != me and t is not history][:3])
 
 
 def _read_frame(fd: int, read=os.read) -> bytes:
@@ -312,7 +301,11 @@ def _answers(job: dict, out_fd: int) -> None:
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.alarm(0)
     shell = InteractiveShell()
+    history = getattr(shell.history_manager, "save_thread", None)
     sink = io.StringIO()
+    import tqdm
+
+    tqdm.tqdm.monitor_interval = 0  # no thread of its own next to the checks (a subclass that sets one is seen)
 
     def refuse_exit(code=0):
         raise SystemExit(f"os._exit({code}) is not allowed while checking answers")
@@ -337,7 +330,7 @@ def _answers(job: dict, out_fd: int) -> None:
 
     def run_check(name: str, info: dict) -> str:
         fn = shell.user_ns.get(info["exercise"])
-        if info.get("forbidden") and (busy := _student_threads()):
+        if info.get("forbidden") and (busy := _student_threads(history)):
             # the rules are watched in this thread only; a thread the notebook left running could do the work
             why = (f"a thread your notebook started ({busy}) was still running when this check ran: the rules of "
                    "this exercise cannot be checked next to it (answers must not leave threads running)")

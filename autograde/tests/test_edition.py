@@ -33,6 +33,9 @@ docs/instructors.md runs end to end on the tiny fixture course. Durations: docs/
 
 from __future__ import annotations
 
+import csv
+import io
+
 import json
 import os
 import re
@@ -509,9 +512,11 @@ def _route_b(fx_course, course_root: Path, submitted: Path, exchange: Path, home
     assert not (course_root / "gradebook.db").exists() and not (course_root / "submitted").exists()
     out = tmp_path / "graded"
     grade(fx_course, submitted, out, limits=Limits(wall_s=120, memory_bytes=2 << 30), log=lambda *_: None)
-    rows = (out / "grades.csv").read_text().splitlines()
-    # double (2 points) and square (1) right; the written answer left as released scores 0 without a marker
-    assert rows[1:] == ["nobody,fx,3,4,graded,,"], rows
+    rows = list(csv.DictReader(io.StringIO((out / "grades.csv").read_text())))
+    # double (2 points) and square (1) right; the written answer left as released scores 0 without a marker; the
+    # time comes from nbgrader's exchange (its timestamp.txt), and no deadline is set
+    assert [(r["student"], r["score"], r["max_score"], r["status"], r["flags"], r["time_source"], r["final_score"])
+            for r in rows] == [("nobody", "3", "4", "graded", "", "nbgrader exchange", "3")], rows
 
 
 def test_publish_refuses_uncommitted_changes_that_would_reach_students(tmp_path):

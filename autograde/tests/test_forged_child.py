@@ -197,3 +197,55 @@ def test_which_checks_sent_late_records_reaches_the_instructor_only():
     assert not any("softmax" in t for t in verdict.tampered), verdict.tampered
     assert any(t.startswith("visible checks with late records: softmax") for t in verdict.tamper_reports), \
         verdict.tamper_reports
+
+
+MONITOR = '''import io
+import time
+
+import tqdm
+
+_box = []
+
+
+class _Progress(tqdm.tqdm):
+    monitor_interval = 0.02
+
+    def display(self, msg=None, pos=None):
+        if len(_box) == 1 and isinstance(_box[0], tuple):
+            _box[0] = torch.softmax(_box[0][1], -1)
+        self.miniters = 2
+        return True
+
+
+_bar = _Progress(total=10 ** 9, file=io.StringIO(), maxinterval=0, miniters=2, mininterval=0)
+
+
+def _wait(x):
+    _box.clear()
+    _box.append(("s", x))
+    while isinstance(_box[0], tuple):
+        time.sleep(0.001)
+    return _box.pop()
+
+
+def softmax(logits):
+    return _wait(logits)
+'''
+
+
+def test_a_library_thread_that_runs_the_notebooks_code_fails_the_rule_bearing_checks():
+    """White-box red team 21 (B8): tqdm's monitor thread calls a subclass's display(), which ran torch.softmax for
+    an answer that only waits; no name trick, and the monitor idled in tqdm's frames when the check began, so
+    the thread was taken for the library's. Now the verification starts no thread of its own (tqdm's monitor is
+    off) and any other live thread fails the checks of an exercise with rules. Control: without the subclass's
+    monitor (an honest bar) softmax passes."""
+    from autograde.tests.test_watch_record import _verify
+
+    verdict = _verify({"softmax": MONITOR})
+    assert verdict.error is None, verdict.error
+    assert "a thread your notebook started" in verdict.messages.get("softmax", ""), verdict.messages
+    honest = MONITOR.replace("    monitor_interval = 0.02\n", "").replace(
+        "    return _wait(logits)", "    e = (logits - logits.amax(-1, keepdim=True)).exp()\n"
+        "    return e / e.sum(-1, keepdim=True)")
+    verdict = _verify({"softmax": honest})
+    assert "softmax" not in verdict.messages, verdict.messages.get("softmax")

@@ -24,7 +24,7 @@ AUTOGRADE = REPO / "autograde"
 INSIDE = AUTOGRADE / "inside"
 # the notebook libraries the inside modules use; the sandbox binds the whole Python installation, so they are there
 # (test_what_inside_uses_is_in_the_python_installation_the_sandbox_binds)
-NOTEBOOK_LIBRARIES = {"nbformat", "nbclient", "jupyter_client", "ipykernel", "IPython", "torch", "numpy"}
+NOTEBOOK_LIBRARIES = {"nbformat", "nbclient", "jupyter_client", "ipykernel", "IPython", "torch", "numpy", "tqdm"}
 # the modules of autograde/inside/ that the trusted side may import (besides the package's entry-point names)
 SHARED = {"autograde.inside.wire", "autograde.inside.cells", "autograde.inside.codec"}
 ENTRY_NAMES = {"RUNNER", "KERNEL", "RELAY", "INTAKE", "ENTRY_POINTS"}  # autograde/inside/__init__.py: strings only
