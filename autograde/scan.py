@@ -319,25 +319,35 @@ def _plain_path(node: ast.AST) -> bool:
     return False
 
 
+def imports_of_tree(tree: ast.AST) -> tuple[set[str], dict[str, str]]:
+    """The module names and import aliases one parsed cell's imports bind."""
+    modules: set[str] = set()
+    alias: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname or a.name.split(".")[0] for a in node.names}
+            alias.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom):
+            modules |= {a.asname or a.name for a in node.names}  # `from torch import nn`: nn may be a module
+            alias.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if node.module})
+    return modules, alias
+
+
 def imports_of(sources: list[str]) -> tuple[set[str], dict[str, str]]:
     """The module names and import aliases bound by the imports of every cell in ``sources`` (a name imported in
     one cell is used in the next: `import os as o` above, `o.write(...)` below)."""
+    from course_lib.checks.rules import _strip_magics
+
     modules: set[str] = set()
     alias: dict[str, str] = {}
     for source in sources:
-        from course_lib.checks.rules import _strip_magics
-
         try:
             tree = ast.parse(_strip_magics(source))
         except SyntaxError:
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                modules |= {a.asname or a.name.split(".")[0] for a in node.names}
-                alias.update({a.asname: a.name for a in node.names if a.asname})
-            elif isinstance(node, ast.ImportFrom):
-                modules |= {a.asname or a.name for a in node.names}
-                alias.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if node.module})
+        cell_modules, cell_alias = imports_of_tree(tree)
+        modules |= cell_modules
+        alias.update(cell_alias)
     return modules, alias
 
 
@@ -347,144 +357,178 @@ def _suffixes(full: str) -> list[str]:
     return [".".join(parts[i:]) for i in range(len(parts))]
 
 
+_AUTOMAGIC_LINE = re.compile(r"\s*(\w+)\b(?!\s*[=(.\[,:;)+\-*/%<>!&|^@])")
+
+
 def hidden_reach(source: str, notebook_imports: tuple[set[str], dict[str, str]] | None = None
                  ) -> list[tuple[int, str]]:
     """(line, what) for each way ``source`` reaches an object by a name it builds or hides: getattr and kin with
     a computed name (or the builtin passed around), vars/globals/eval and kin, dunder lookups other than the
     plain protocol ones, a library's private names, operator registries, pattern matching on attributes, star
-    imports, and modules whose purpose is to reach objects indirectly. A cell that does not parse: line 0."""
+    imports, and modules whose purpose is to reach objects indirectly. A cell that does not parse: line 0.
+    ``notebook_imports``: the names the notebook's other cells import (``imports_of``)."""
     from course_lib.checks.rules import _strip_magics
 
     # IPython reads a line that starts with a magic's name as that magic without its % (automagic), even where
     # the line is valid Python: `run  #a.py` is a name and a comment to ast, %run of the file `#a.py` to IPython
     # (threat model, white-box red team 21, B4)
     automagic = [(n, m[1]) for n, line in enumerate(source.splitlines(), 1)
-                 if (m := re.match(r"\s*(\w+)\b(?!\s*[=(.\[,:;)+\-*/%<>!&|^@])", line)) and m[1] in AUTOMAGIC]
+                 if (m := _AUTOMAGIC_LINE.match(line)) and m[1] in AUTOMAGIC]
     try:
         tree = ast.parse(_strip_magics(source))  # magics and shell lines as the calls IPython makes of them
     except SyntaxError:
         return [(0, f"a line IPython runs as the magic %{sorted(m for _, m in automagic)[0]}")] if automagic else []
     if automagic:
         return [(n, f"a line IPython runs as the magic %{m}") for n, m in automagic]
-    modules = set(KNOWN_MODULES)
-    alias: dict[str, str] = {}  # a name bound by an import -> the dotted name it stands for
-    if notebook_imports is not None:
-        modules |= notebook_imports[0]
-        alias.update(notebook_imports[1])
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules |= {a.asname or a.name.split(".")[0] for a in node.names}
-            alias.update({a.asname: a.name for a in node.names if a.asname})
-        elif isinstance(node, ast.ImportFrom):
-            modules |= {a.asname or a.name for a in node.names}  # `from torch import nn`: nn may be a module
-            alias.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if node.module})
+    return _Reading(tree, notebook_imports).findings()
 
-    def resolved(node: ast.AST) -> str:
-        """The dotted name an expression stands for, through the cell's imports (`import json as j`: j.dumps)."""
+
+class _Reading:
+    """One cell's reading for ``hidden_reach``: the names its imports bind, and what each node reaches."""
+
+    def __init__(self, tree: ast.AST, notebook_imports: tuple[set[str], dict[str, str]] | None):
+        self.tree = tree
+        self.modules = set(KNOWN_MODULES)
+        self.alias: dict[str, str] = {}  # a name bound by an import -> the dotted name it stands for
+        if notebook_imports is not None:
+            self.modules |= notebook_imports[0]
+            self.alias.update(notebook_imports[1])
+        cell_modules, cell_alias = imports_of_tree(tree)
+        self.modules |= cell_modules
+        self.alias.update(cell_alias)
+        self.roots = self.modules | {dotted.split(".")[0] for dotted in self.alias.values()}  # stand for a module
+        self.named_calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                            and isinstance(n.func, ast.Name) and n.func.id in NAME_BUILTINS and len(n.args) >= 2
+                            and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)}
+        self.out: list[tuple[int, str]] = []
+        self.magics: set[int] = set()  # get_ipython() calls read as the magic they run
+
+    def add(self, node: ast.AST, what: str) -> None:
+        self.out.append((getattr(node, "lineno", 0), what))
+
+    def resolved(self, node: ast.AST) -> str:
+        """The dotted name an expression stands for, through the imports (`import json as j`: j.dumps)."""
         dotted = _dotted(node)
         root, _, rest = dotted.partition(".")
-        return ".".join(p for p in (alias.get(root, root), rest) if p) if dotted else ""
-    roots = modules | {dotted.split(".")[0] for dotted in alias.values()}  # names that stand for a module
-    named_calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                   and n.func.id in NAME_BUILTINS and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
-                   and isinstance(n.args[1].value, str)}
-    out: list[tuple[int, str]] = []
+        return ".".join(p for p in (self.alias.get(root, root), rest) if p) if dotted else ""
 
-    def add(node: ast.AST, what: str) -> None:
-        out.append((getattr(node, "lineno", 0), what))
+    def findings(self) -> list[tuple[int, str]]:
+        for node in ast.walk(self.tree):
+            self.magic(node)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name):
+                self.name(node)
+            if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Store):
+                self.dotted_name(node)
+            if isinstance(node, ast.Attribute):
+                self.attribute(node)
+            elif isinstance(node, ast.Call):
+                self.call(node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports(node)
+            elif isinstance(node, ast.MatchClass) and node.kwd_attrs:
+                self.add(node, "a pattern that reads attributes (case C(name=...))")
+        return sorted(set(self.out))
 
-    magics = set()  # get_ipython() calls read below, as the magic they run
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
-                and _dotted(node.func.value.func) == "get_ipython":
-            magics.add(id(node.func.value.func))
-            name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
-            if node.func.attr in ("run_line_magic", "run_cell_magic") and str(name).lstrip("%") in SAFE_MAGICS:
-                body = node.args[-1] if node.func.attr == "run_cell_magic" or name in ("time", "timeit") else None
-                if isinstance(body, ast.Constant) and isinstance(body.value, str):
-                    # %%time's body and %time's statement run as code: read them as code, at their own lines
-                    out.extend((node.lineno + max(line - 1, 0) + (node.func.attr == "run_cell_magic"), what)
-                               for line, what in hidden_reach(body.value))
-            elif node.func.attr in ("system", "getoutput"):
-                add(node, "a shell command (!)")
-            elif node.func.attr in ("run_line_magic", "run_cell_magic"):
-                add(node, f"the magic %{str(name).lstrip('%')}")
-            else:
-                add(node, f"get_ipython().{node.func.attr}")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "get_ipython" and id(node) not in magics:
-            add(node, "get_ipython()")
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-            if node.id in NAME_BUILTINS and id(node) not in named_calls:
-                add(node, f"{node.id}() with a name built at run time, or passed around")
+    def magic(self, node: ast.AST) -> None:
+        """get_ipython().run_line_magic(...) and kin: what IPython turns magics and shell lines into."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Call) and _dotted(node.func.value.func) == "get_ipython"):
+            return
+        self.magics.add(id(node.func.value.func))
+        name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+        if node.func.attr in ("run_line_magic", "run_cell_magic") and str(name).lstrip("%") in SAFE_MAGICS:
+            body = node.args[-1] if node.func.attr == "run_cell_magic" or name in ("time", "timeit") else None
+            if isinstance(body, ast.Constant) and isinstance(body.value, str):
+                # %%time's body and %time's statement run as code: read them as code, at their own lines
+                self.out.extend((node.lineno + max(line - 1, 0) + (node.func.attr == "run_cell_magic"), what)
+                                for line, what in hidden_reach(body.value))
+        elif node.func.attr in ("system", "getoutput"):
+            self.add(node, "a shell command (!)")
+        elif node.func.attr in ("run_line_magic", "run_cell_magic"):
+            self.add(node, f"the magic %{str(name).lstrip('%')}")
+        else:
+            self.add(node, f"get_ipython().{node.func.attr}")
+
+    def name(self, node: ast.Name) -> None:
+        if node.id == "get_ipython" and id(node) not in self.magics:
+            self.add(node, "get_ipython()")
+        elif node.id != "get_ipython" and not isinstance(node.ctx, ast.Store):
+            if node.id in NAME_BUILTINS and id(node) not in self.named_calls:
+                self.add(node, f"{node.id}() with a name built at run time, or passed around")
             elif node.id in HIDING_BUILTINS or node.id in NAME_MAKERS:
-                add(node, f"{node.id}")
-        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Store):
-            full = resolved(node)
-            rooted = full.split(".")[0] in roots
-            # a module held as another module's attribute is that module (tqdm.sys.settrace is sys.settrace)
-            names = _suffixes(full) if rooted else [full]
-            if any(n in DESCRIPTOR_NAMES for n in names):
-                add(node, f"{full} (a descriptor by number, or the command line)")
-            elif any(n in TRACING for n in names):
-                add(node, f"{full} (the tracing the cost checks count lines with)")
-            elif evaluator := next((e for n in names for e in STRING_EVALUATORS if n == e or n.startswith(e + ".")
-                                    or (e.endswith(("exec", "spawn")) and n.startswith(e))), None):
-                add(node, f"{evaluator} (runs or looks up code by a string, or reaches the checking process)")
-            elif registry := next((r for n in names for r in REGISTRIES if n == r or n.startswith(r + ".")), None):
-                add(node, f"{registry}: reaches functions through a registry or loads code")
-            elif refused := next((r for n in names if (r := _module_name_refused(n))), None):
-                add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
-            elif rooted and (module := _refused_module_inside(full)):
-                add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
-        if isinstance(node, ast.Attribute):
-            dotted = _dotted(node)
-            if isinstance(node.ctx, (ast.Store, ast.Del)) and resolved(node).split(".")[0] in GUARDED_MODULES \
-                    and not resolved(node).startswith(ALLOWED_ASSIGNMENTS):
-                add(node, f"rebinds {resolved(node)}")
-            if node.attr in NAME_MAKERS:
-                add(node, f"{node.attr}")
-            elif node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in PLAIN_DUNDERS:
-                add(node, f"a lookup through .{node.attr}")
-            elif dotted and dotted.split(".")[0] in modules - {"os"} and any(
-                    p.startswith("_") and not p.endswith("__") for p in dotted.split(".")[1:]):
-                add(node, f"a library's private name ({dotted})")
+                self.add(node, f"{node.id}")
 
-        elif isinstance(node, ast.Call) and _dotted(node.func) in ("setattr", "delattr") and node.args \
-                and resolved(node.args[0]).split(".")[0] in GUARDED_MODULES:
-            add(node, f"{_dotted(node.func)}() on {resolved(node.args[0])}")
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if isinstance(node, ast.ImportFrom) and any(a.name.startswith("_") and not a.name.endswith("__")
-                                                        for a in node.names):
-                add(node, f"a library's private name (from {node.module} import _...)")
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for name in names:
-                if name.split(".")[0] in HIDING_IMPORTS:
-                    add(node, f"import {name.split('.')[0]}")
-                elif getattr(node, "level", 0) or not _allowed_import(name):
-                    add(node, f"import {name} (not among the modules an answer may use)")
-                elif any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS):
-                    add(node, f"import {name} (runs or looks up code by a string)")
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for a in node.names:
-                    full = f"{node.module}.{a.name}"
-                    if refused := _module_name_refused(full):
-                        add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
-                    elif module := _refused_module_inside(full):
-                        add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
-                    elif any(n in TRACING | DESCRIPTOR_NAMES for n in _suffixes(full)):
-                        add(node, f"from {node.module} import {a.name}")
-            if isinstance(node, ast.ImportFrom) and any(a.name in NAME_MAKERS for a in node.names):
-                add(node, "operator's attrgetter or methodcaller")
-            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-                add(node, f"from {node.module} import *: binds names the text never writes")
-        elif isinstance(node, ast.Call) and resolved(node.func) in OPENERS and node.args \
-                and not _plain_path(node.args[0]):
+    def dotted_name(self, node: ast.AST) -> None:
+        """What a name or attribute chain stands for, through the imports and through modules held as other
+        modules' attributes (tqdm.sys.settrace is sys.settrace)."""
+        full = self.resolved(node)
+        rooted = full.split(".")[0] in self.roots
+        names = _suffixes(full) if rooted else [full]
+        if any(n in DESCRIPTOR_NAMES for n in names):
+            self.add(node, f"{full} (a descriptor by number, or the command line)")
+        elif any(n in TRACING for n in names):
+            self.add(node, f"{full} (the tracing the cost checks count lines with)")
+        elif evaluator := next((e for n in names for e in STRING_EVALUATORS if n == e or n.startswith(e + ".")
+                                or (e.endswith(("exec", "spawn")) and n.startswith(e))), None):
+            self.add(node, f"{evaluator} (runs or looks up code by a string, or reaches the checking process)")
+        elif registry := next((r for n in names for r in REGISTRIES if n == r or n.startswith(r + ".")), None):
+            self.add(node, f"{registry}: reaches functions through a registry or loads code")
+        elif refused := next((r for n in names if (r := _module_name_refused(n))), None):
+            self.add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
+        elif rooted and (module := _refused_module_inside(full)):
+            self.add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
+
+    def attribute(self, node: ast.Attribute) -> None:
+        dotted = _dotted(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and self.resolved(node).split(".")[0] in GUARDED_MODULES \
+                and not self.resolved(node).startswith(ALLOWED_ASSIGNMENTS):
+            self.add(node, f"rebinds {self.resolved(node)}")
+        if node.attr in NAME_MAKERS:
+            self.add(node, f"{node.attr}")
+        elif node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in PLAIN_DUNDERS:
+            self.add(node, f"a lookup through .{node.attr}")
+        elif dotted and dotted.split(".")[0] in self.modules - {"os"} and any(
+                p.startswith("_") and not p.endswith("__") for p in dotted.split(".")[1:]):
+            self.add(node, f"a library's private name ({dotted})")
+
+    def call(self, node: ast.Call) -> None:
+        if _dotted(node.func) in ("setattr", "delattr") and node.args \
+                and self.resolved(node.args[0]).split(".")[0] in GUARDED_MODULES:
+            self.add(node, f"{_dotted(node.func)}() on {self.resolved(node.args[0])}")
+        elif self.resolved(node.func) in OPENERS and node.args and not _plain_path(node.args[0]):
             # a descriptor by number (open(fd)), or a path built at run time (/proc/self/fd/<n>, the relay's socket)
-            add(node, f"{resolved(node.func)}() of a number or of a path built at run time")
-        elif isinstance(node, ast.MatchClass) and node.kwd_attrs:
-            add(node, "a pattern that reads attributes (case C(name=...))")
-    return sorted(set(out))
+            self.add(node, f"{self.resolved(node.func)}() of a number or of a path built at run time")
+
+    def imports(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.ImportFrom) and any(a.name.startswith("_") and not a.name.endswith("__")
+                                                    for a in node.names):
+            self.add(node, f"a library's private name (from {node.module} import _...)")
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        for name in names:
+            if name.split(".")[0] in HIDING_IMPORTS:
+                self.add(node, f"import {name.split('.')[0]}")
+            elif getattr(node, "level", 0) or not _allowed_import(name):
+                self.add(node, f"import {name} (not among the modules an answer may use)")
+            elif any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS):
+                self.add(node, f"import {name} (runs or looks up code by a string)")
+        if isinstance(node, ast.ImportFrom):
+            self.imported_names(node)
+
+    def imported_names(self, node: ast.ImportFrom) -> None:
+        if node.module and not node.level:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if refused := _module_name_refused(full):
+                    self.add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
+                elif module := _refused_module_inside(full):
+                    self.add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
+                elif any(n in TRACING | DESCRIPTOR_NAMES for n in _suffixes(full)):
+                    self.add(node, f"from {node.module} import {a.name}")
+        if any(a.name in NAME_MAKERS for a in node.names):
+            self.add(node, "operator's attrgetter or methodcaller")
+        if any(a.name == "*" for a in node.names):
+            self.add(node, f"from {node.module} import *: binds names the text never writes")
 
 
 def scan_notebook(nb) -> list[str]:
