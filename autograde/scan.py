@@ -207,6 +207,8 @@ ALLOWED_IMPORTS = {"torch", "numpy", "math", "cmath", "collections", "heapq", "b
 STRING_EVALUATORS = {"typing.get_type_hints", "typing.ForwardRef", "typing._eval_type", "string.Formatter",
                      "os.system", "os.popen", "os.exec", "os.spawn", "os.fork", "os.posix_spawn", "os.kill",
                      "course_lib.colab", "sys.modules",
+                     # where imports look: a module a cell writes, found by putting its folder back (B9)
+                     "sys.path", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache",
                      "sys.addaudithook", "sys.audit", "functools.singledispatch", "copy.copyreg",
                      "matplotlib.cbook", "matplotlib.pyplot.get_current_fig_manager", "numpy.lib", "torch.hub",
                      "torch.package", "torch.serialization", "torch.distributed", "torch.multiprocessing",

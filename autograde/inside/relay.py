@@ -326,6 +326,11 @@ def _answers(job: dict, out_fd: int) -> None:
         sink.truncate()
     for why in broken_seal():
         side(TAMPERED, why)
+    here = os.path.realpath(os.getcwd()) + os.sep
+    for module in list(sys.modules.values()):  # a module the cells wrote and imported (white-box red team 21, B9)
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and os.path.realpath(path).startswith(here):
+            side(TAMPERED, f"a module imported from the notebook's own folder ({os.path.basename(path)[:80]})")
     hung: dict[str, str] = {}  # exercise -> the check whose call ran over the step limit
 
     def run_check(name: str, info: dict) -> str:

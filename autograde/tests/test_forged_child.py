@@ -249,3 +249,28 @@ def test_a_library_thread_that_runs_the_notebooks_code_fails_the_rule_bearing_ch
         "    return e / e.sum(-1, keepdim=True)")
     verdict = _verify({"softmax": honest})
     assert "softmax" not in verdict.messages, verdict.messages.get("softmax")
+
+
+SHADOW = '''import sys
+
+open("statistics.py", "w").write("def softmax(x):\\n    e = x.exp()\\n    return e / e.sum(-1, keepdim=True)\\n")
+sys.path.insert(0, "")
+import statistics
+
+
+def softmax(logits):
+    return statistics.softmax(logits)
+'''
+
+
+def test_a_module_the_notebook_writes_and_imports_is_refused_by_reading_and_reported():
+    """White-box red team 21 (B9): a cell wrote statistics.py (an allowed module's name) into its folder, put the
+    folder back on sys.path and imported it: code no reading sees. The reading refuses sys.path (test_scan.py's
+    REACHING_IN: every check fails); here, the answers' process also reports a module imported from its own
+    folder (the instructor's details)."""
+    from autograde.tests.test_watch_record import _verify
+
+    verdict = _verify({"softmax": SHADOW})
+    assert verdict.error is None, verdict.error
+    assert any("imported from the notebook's own folder (statistics.py)" in t for t in verdict.tamper_reports), \
+        verdict.tamper_reports

@@ -175,6 +175,8 @@ REACHING_IN = [
     "import dataclasses, torch\nS = dict(dataclasses.inspect.getmembers(torch))", "import typing\nNS = typing.types",
     "import matplotlib\nr = matplotlib.subprocess.run", "import matplotlib\nm = matplotlib.importlib.util",
     "import psutil\ns = psutil.socket.socket(fileno=fd)", "import os\nfds = [n for n in range(9) if os.stat(n)]",
+    "import sys\nsys.path.insert(0, '')\nimport statistics", "from sys import path\npath.append('.')",
+    "import sys\nsys.meta_path.insert(0, finder)",
 ]
 # cells that are harmless alone and reach in together: a name imported in one cell, used in the next
 REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
