@@ -69,15 +69,47 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     return ids
 
 
+def _set(name: str, value) -> Callable[[ast.AST], None]:
+    def f(n):
+        setattr(n, name, value)
+    return f
+
+
+def _constant_edits(v) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
+    """Edits of a constant (not a docstring): a bool flipped, an int moved by one, a float doubled, -inf made finite."""
+    out: list = []
+    if isinstance(v, bool):
+        out.append((f"{v} -> {not v}", _set("value", not v)))
+    elif isinstance(v, int):
+        out.append((f"{v} -> {v + 1}", _set("value", v + 1)))
+        if v > 0:
+            out.append((f"{v} -> {v - 1}", _set("value", v - 1)))
+    elif isinstance(v, float) and math.isfinite(v):
+        new = 1.0 if v == 0 else v * 2
+        out.append((f"{v!r} -> {new!r}", _set("value", new)))
+    elif isinstance(v, str) and v in ("-inf", "inf"):
+        out.append((f"{v!r} -> finite", lambda n: ast.Constant(-1e9 if n.value == "-inf" else 1e9)))
+    return out
+
+
+def _call_edits(node: ast.Call) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
+    """Edits of a call: a no-argument method such as .float() dropped, a keyword such as dim= dropped."""
+    out: list = []
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr in DROP_CALLS and not node.args and not node.keywords:
+        out.append((f"drop .{f.attr}()", lambda n: n.func.value))
+    for k, kw in enumerate(node.keywords):
+        if kw.arg in DROP_KEYWORDS:
+            def g(n, k=k):
+                del n.keywords[k]
+            out.append((f"drop {kw.arg}=", g))
+    return out
+
+
 def _edits(node: ast.AST, parents: dict[int, ast.AST], docs: set[int]) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
     """(description, edit) pairs for one node; an edit changes the node in place or returns its replacement."""
     out: list = []
-
-    def setattr_(name, value):
-        def f(n):
-            setattr(n, name, value)
-        return f
-
+    setattr_ = _set
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in BINOPS:
         new = BINOPS[type(node.op)]
         out.append((f"{type(node.op).__name__} -> {new.__name__}", setattr_("op", new())))
@@ -94,29 +126,11 @@ def _edits(node: ast.AST, parents: dict[int, ast.AST], docs: set[int]) -> list[t
             and not isinstance(node.operand, ast.Constant):
         out.append((f"drop {type(node.op).__name__}", lambda n: n.operand))
     elif isinstance(node, ast.Constant) and id(node) not in docs:
-        v = node.value
-        if isinstance(v, bool):
-            out.append((f"{v} -> {not v}", setattr_("value", not v)))
-        elif isinstance(v, int):
-            out.append((f"{v} -> {v + 1}", setattr_("value", v + 1)))
-            if v > 0:
-                out.append((f"{v} -> {v - 1}", setattr_("value", v - 1)))
-        elif isinstance(v, float) and math.isfinite(v):
-            new = 1.0 if v == 0 else v * 2
-            out.append((f"{v!r} -> {new!r}", setattr_("value", new)))
-        elif isinstance(v, str) and v in ("-inf", "inf"):
-            out.append((f"{v!r} -> finite", lambda n: ast.Constant(-1e9 if n.value == "-inf" else 1e9)))
+        out += _constant_edits(node.value)
     elif isinstance(node, ast.Attribute) and node.attr in ATTRS:
         out.append((f".{node.attr} -> .{ATTRS[node.attr]}", setattr_("attr", ATTRS[node.attr])))
     if isinstance(node, ast.Call):
-        f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in DROP_CALLS and not node.args and not node.keywords:
-            out.append((f"drop .{f.attr}()", lambda n: n.func.value))
-        for k, kw in enumerate(node.keywords):
-            if kw.arg in DROP_KEYWORDS:
-                def g(n, k=k):
-                    del n.keywords[k]
-                out.append((f"drop {kw.arg}=", g))
+        out += _call_edits(node)
     elif isinstance(node, ast.Raise):
         out.append(("raise -> pass", lambda n: ast.Pass()))
     elif isinstance(node, (ast.Break, ast.Continue)):
