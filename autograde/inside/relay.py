@@ -102,6 +102,53 @@ def _student_threads(history: object = None) -> str:
     return ", ".join([t.name for t in threading.enumerate() if t.ident != me and t is not history][:3])
 
 
+def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
+    """The notebook's code cells but its tests and demonstrations (and ``skip``), each under the step limit, their
+    output dropped into ``sink``."""
+    import contextlib
+
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
+            continue
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            try:
+                with limit_step():
+                    shell.run_cell(cell.source, silent=True, store_history=False)  # IPython reports its errors
+            except BaseException:  # an alarm that struck between IPython's own handlers
+                pass
+        sink.seek(0)
+        sink.truncate()
+
+
+def _load_check_packages() -> None:
+    """Import the check modules: they register the loaders of shared inputs (e.g. the model) when imported."""
+    from course_lib.checks import engine
+
+    for package in os.environ.get("AUTOGRADE_CHECK_PACKAGES", "course_lib.checks").split(","):
+        try:
+            engine.Registry(package).all()
+        except Exception:  # a broken check module must not stop the other checks
+            pass
+
+
+def _every_case_fails(info: dict, busy: str) -> str:
+    """The reply to a check with rules while another thread runs: the rules are watched in this thread only, and
+    a thread the notebook left running could do the work."""
+    why = (f"a thread your notebook started ({busy}) was still running when this check ran: the rules of "
+           "this exercise cannot be checked next to it (answers must not leave threads running)")
+    return json.dumps([{"label": c["label"], "error": why, "mutated": []} for c in json.loads(info["payload"])["cases"]])
+
+
+def _own_folder_modules() -> list[str]:
+    """File names of imported modules that live in this process's working folder: written by the notebook's cells
+    and imported (threat model, white-box red team 21, B9)."""
+    here = os.path.realpath(os.getcwd()) + os.sep
+    # torch names some module objects by a bare file name (torch.ops' namespaces: "_ops.py"): absolute paths only
+    paths = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+    return [os.path.basename(p) for p in paths
+            if isinstance(p, str) and os.path.isabs(p) and os.path.realpath(p).startswith(here)]
+
+
 def _read_frame(fd: int, read=os.read) -> bytes:
     """One framed message (as wire.frame writes it) from a descriptor, read no further; b"" at its end."""
     head = b""
@@ -253,13 +300,7 @@ def _answers(job: dict, out_fd: int) -> None:
     nb = nbformat.reads(job["notebook"], as_version=4)
     from IPython.core.interactiveshell import InteractiveShell
 
-    from course_lib.checks import engine
-    # Check modules register the loaders of shared inputs (e.g. the model) when imported.
-    for package in os.environ.get("AUTOGRADE_CHECK_PACKAGES", "course_lib.checks").split(","):
-        try:
-            engine.Registry(package).all()
-        except Exception:  # a broken check module must not stop the other checks
-            pass
+    _load_check_packages()
     from course_lib.checks import trace
     trace._listen()  # its audit hook, in place before any cell (it is part of the seal below)
     from autograde.inside.payload import run_encoded  # with the codec: both sealed below, as the engine is
@@ -313,34 +354,17 @@ def _answers(job: dict, out_fd: int) -> None:
     os._exit = refuse_exit  # a cell that kills its process must not cost the other answers their check
     import posix
     posix._exit = refuse_exit  # the same C function under its other name (a white-box red team's exit status)
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
-            continue
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            try:
-                with limit_step():
-                    shell.run_cell(cell.source, silent=True, store_history=False)  # IPython reports its errors
-            except BaseException:  # an alarm that struck between IPython's own handlers
-                pass
-        sink.seek(0)
-        sink.truncate()
+    _run_cells(shell, nb, skip, sink, limit_step)
     for why in broken_seal():
         side(TAMPERED, why)
-    here = os.path.realpath(os.getcwd()) + os.sep
-    for module in list(sys.modules.values()):  # a module the cells wrote and imported (white-box red team 21, B9)
-        path = getattr(module, "__file__", None)
-        if isinstance(path, str) and os.path.realpath(path).startswith(here):
-            side(TAMPERED, f"a module imported from the notebook's own folder ({os.path.basename(path)[:80]})")
+    for name in _own_folder_modules():
+        side(TAMPERED, f"a module imported from the notebook's own folder ({name[:80]})")
     hung: dict[str, str] = {}  # exercise -> the check whose call ran over the step limit
 
     def run_check(name: str, info: dict) -> str:
         fn = shell.user_ns.get(info["exercise"])
         if info.get("forbidden") and (busy := _student_threads(history)):
-            # the rules are watched in this thread only; a thread the notebook left running could do the work
-            why = (f"a thread your notebook started ({busy}) was still running when this check ran: the rules of "
-                   "this exercise cannot be checked next to it (answers must not leave threads running)")
-            return json.dumps([{"label": c["label"], "error": why, "mutated": []}
-                               for c in json.loads(info["payload"])["cases"]])
+            return _every_case_fails(info, busy)
         if info["exercise"] in hung:
             # as in the kernel, where the test cell stops at its first endless call: one loop costs one answer once
             why = f"StepTimeout: not run: {info['exercise']} took longer than {step} s in {hung[info['exercise']]}"
