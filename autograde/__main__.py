@@ -34,9 +34,8 @@ def _uncommitted(root: Path, paths: list[str]) -> list[str]:
     return [line[3:] for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
-    tools_beside_python()
+def _parser() -> argparse.ArgumentParser:
+    """The command line: one sub-command per step of an instructor's term."""
     p = argparse.ArgumentParser(prog="python -m autograde", description=__doc__)
     p.add_argument("--root", help="course root (default: this repository)")
     p.add_argument("--deadlines", help="the course file of due dates, extensions and the late policy "
@@ -137,162 +136,221 @@ def main(argv: list[str] | None = None) -> int:
     gs = sub.add_parser("gradescope", help="build a Gradescope autograder zip (setup.sh, run_autograder) for one assignment")
     gs.add_argument("assignment")
     gs.add_argument("--to", default="autograder.zip")
+    return p
 
-    args = p.parse_args(argv)
+
+def _cmd_release(course, args: argparse.Namespace, t0: float) -> int:
+    """`release`."""
+    if args.check:
+        from autograde.selfcheck import stale_files
+        stale = stale_files(course, args.assignments or None)
+        for line in stale:
+            print("stale:", line)
+        return 1 if stale else 0
+    from autograde.release import release
+    for path in release(course, args.assignments or None):
+        print("wrote", path)
+    return 0
+
+
+def _cmd_publish(course, args: argparse.Namespace, t0: float) -> int:
+    """`publish`."""
+    from autograde.publish import publish
+    if not args.allow_dirty and (dirty := _uncommitted(course.root, ["course_lib", "notebooks"])):
+        print("autograde publish: uncommitted changes would go to students as they are on disk: "
+              + ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+              + " (commit or discard them, or pass --allow-dirty)", file=sys.stderr)
+        return 2
+    try:
+        edition = publish(course, Path(args.out), args.repo_url)
+    except (ValueError, FileExistsError) as e:
+        print(f"autograde publish: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {edition.folder} and {edition.zip} (run `python -m autograde release --check` first: "
+          "the edition holds the committed notebooks/)")
+    return 0
+
+
+def _cmd_grade(course, args: argparse.Namespace, t0: float) -> int:
+    """`grade`."""
+    from autograde import sandbox
+    from autograde.deadlines import load
+    from autograde.grade import Limits, grade
+    try:
+        load(course.deadlines_file)   # a mistake in the course file stops here, before anything is graded
+    except (ValueError, RuntimeError) as e:
+        print(f"autograde: {e}", file=sys.stderr)
+        return 2
+    if args.no_sandbox:
+        print("autograde: WARNING: --no-sandbox: student code runs as you, can read every file you can "
+              "(hidden checks, solutions, other students) and is not contained; every row is marked "
+              "'unsandboxed'. Use it only for code you trust.", file=sys.stderr)
+    elif sandbox.unavailable():
+        print(f"autograde: cannot grade safely: {sandbox.unavailable()}", file=sys.stderr)
+        return 2
+    else:
+        from autograde.grade import slot_problem
+        if why := slot_problem():
+            print(f"autograde: cannot grade safely: {why}", file=sys.stderr)
+            return 2
+    limits = Limits(wall_s=args.wall_s, memory_bytes=int(args.memory_gb * (1 << 30)),
+                    cell_timeout=args.cell_timeout, sandbox=not args.no_sandbox)
+    if args.cluster:
+        from autograde.cluster import grade_on_cluster
+        records = grade_on_cluster(course, Path(args.submissions), Path(args.out), args.cluster, limits=limits,
+                                   assignments=args.assignment, students=args.student, force=args.force)
+    else:
+        from autograde import boundary
+        # this process parses what sandboxes send: past its budget an allocation fails here (that student's
+        # `error` row) instead of the machine running out (docs/sandbox.md, "Bounds")
+        boundary.limit_memory(boundary.GRADER_BYTES + args.workers * boundary.WORKER_BYTES)
+        records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
+                        assignments=args.assignment, students=args.student, force=args.force)
+    csv_path = Path(args.out) / "grades.csv"
+    print(f"graded {len(records)} submission(s) in {time.perf_counter() - t0:.1f} s -> {csv_path}")
+    return 0
+
+
+def _cmd_selfcheck(course, args: argparse.Namespace, t0: float) -> int:
+    """`selfcheck`."""
+    from autograde.selfcheck import selfcheck
+    ok = selfcheck(course, args.assignments or None, workers=args.workers, min_bugs=args.min_bugs,
+                   notebooks=not args.skip_notebooks)
+    print(f"selfcheck {'passed' if ok else 'FAILED'} in {time.perf_counter() - t0:.1f} s")
+    return 0 if ok else 1
+
+
+def _cmd_export(course, args: argparse.Namespace, t0: float) -> int:
+    """`export`."""
+    from autograde.gradebook import export
+    records = export(Path(args.out))
+    print(f"exported {len(records)} row(s) -> {Path(args.out) / 'grades.csv'}")
+    return 0
+
+
+def _cmd_roster(course, args: argparse.Namespace, t0: float) -> int:
+    """`roster`."""
+    from autograde.gradebook import import_roster
+    n = import_roster(Path(args.out), Path(args.roster))
+    print(f"roster: {n} student(s) -> {Path(args.out) / 'gradebook.db'}")
+    return 0
+
+
+def _cmd_lms_import(course, args: argparse.Namespace, t0: float) -> int:
+    """`lms-import`."""
+    from autograde.grade import shown  # zip member and display names are the students': no escape sequences
+    from autograde.lms import import_zip
+    from autograde.deadlines import load
+    res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
+                     roster=Path(args.roster) if args.roster else None,
+                     zip_timezone=load(course.deadlines_file).zip_timezone)
+    for student, src in sorted(res.placed.items()):
+        at = res.accounts[student].submitted_at   # Moodle's zip time (section 2b of docs/instructors.md)
+        print(shown(f"{student}: {src}") + (" (late)" if student in res.late else "")
+              + (f" (submitted {at})" if at else ""))
+    for member, why in res.skipped:
+        print(shown(f"skipped {member}: {why}"))
+    for line in res.unmatched:
+        print(shown(f"named by the LMS id: {line}"))
+    for c in res.collisions:
+        print(shown(c.line()))
+    print(f"imported {len(res.placed)} submission(s) -> {Path(args.to)}")
+    return 0
+
+
+def _cmd_lms_export(course, args: argparse.Namespace, t0: float) -> int:
+    """`lms-export`."""
+    from autograde.lms import export_grades
+    n = export_grades(Path(args.out), Path(args.to), args.lms, column=args.column, assignment=args.assignment,
+                      roster=Path(args.roster) if args.roster else None,
+                      submissions=Path(args.submissions) if args.submissions else None)
+    print(f"wrote {n} row(s) -> {args.to}")
+    return 0
+
+
+def _cmd_lms_feedback(course, args: argparse.Namespace, t0: float) -> int:
+    """`lms-feedback`."""
+    from autograde.feedback_zip import build
+    from autograde.grade import shown
+    res = build(Path(args.out), Path(args.dest), args.lms, Path(args.submissions), args.assignment)
+    if res.unnamed:
+        print(shown(f"not in the {args.lms} zip lms-import read (no feedback file for them): "
+                    f"{', '.join(res.unnamed)}"))
+    print(f"wrote {len(res.members)} feedback page(s) -> {args.dest}")
+    return 0
+
+
+def _cmd_stage_feedback(course, args: argparse.Namespace, t0: float) -> int:
+    """`stage-feedback`."""
+    from autograde.feedback_zip import stage_release_feedback
+    from autograde.grade import shown
+    staged, without = stage_release_feedback(Path(args.out), Path(args.submissions), args.assignment)
+    if without:
+        print(shown(f"no exchange submission secret (not submitted through nbgrader): {', '.join(without)}"))
+    print(f"staged {len(staged)} student(s); now: cd {args.out} && nbgrader release_feedback {args.assignment} "
+          "--course=COURSE_ID")
+    return 0
+
+
+def _cmd_report(course, args: argparse.Namespace, t0: float) -> int:
+    """`report`."""
+    from autograde.report import write_report
+    paths = write_report(Path(args.out), Path(args.dest), assignment=args.assignment)
+    for path in paths:
+        print("wrote", path)
+    return 0
+
+
+def _cmd_similarity(course, args: argparse.Namespace, t0: float) -> int:
+    """`similarity`."""
+    from autograde.similarity import write_similarity
+    paths = write_similarity(Path(args.source), Path(args.dest), assignments=args.assignment, top=args.top,
+                             course=course)
+    for path in paths:
+        print("wrote", path)
+    return 0
+
+
+def _cmd_gradescope(course, args: argparse.Namespace, t0: float) -> int:
+    """`gradescope`."""
+    from autograde.gradescope import build_bundle
+    path = build_bundle(course, args.assignment, Path(args.to))
+    print(f"wrote {path}")
+    return 0
+
+
+def _cmd_feedback(course, args: argparse.Namespace, t0: float) -> int:
+    """`feedback`."""
+    from autograde.gradebook import export, regenerate_feedback
+    pages = regenerate_feedback(Path(args.out))
+    export(Path(args.out))
+    print(f"wrote {len(pages)} feedback page(s) and {Path(args.out) / 'grades.csv'}")
+    return 0
+
+
+def _cmd_measure(course, args: argparse.Namespace, t0: float) -> int:
+    """`measure`."""
+    from autograde.selfcheck import measure
+    measure(course, args.assignments or None)
+    return 0
+
+
+COMMANDS = {  # the sub-command's name -> what runs it
+    "release": _cmd_release, "publish": _cmd_publish, "grade": _cmd_grade, "selfcheck": _cmd_selfcheck,
+    "export": _cmd_export, "roster": _cmd_roster, "lms-import": _cmd_lms_import,
+    "lms-export": _cmd_lms_export, "lms-feedback": _cmd_lms_feedback, "stage-feedback": _cmd_stage_feedback,
+    "report": _cmd_report, "similarity": _cmd_similarity, "gradescope": _cmd_gradescope,
+    "feedback": _cmd_feedback, "measure": _cmd_measure
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    tools_beside_python()
+    args = _parser().parse_args(argv)
     course = _course(args)
-    t0 = time.perf_counter()
-    if args.cmd == "release":
-        if args.check:
-            from autograde.selfcheck import stale_files
-            stale = stale_files(course, args.assignments or None)
-            for line in stale:
-                print("stale:", line)
-            return 1 if stale else 0
-        from autograde.release import release
-        for path in release(course, args.assignments or None):
-            print("wrote", path)
-        return 0
-    if args.cmd == "publish":
-        from autograde.publish import publish
-        if not args.allow_dirty and (dirty := _uncommitted(course.root, ["course_lib", "notebooks"])):
-            print("autograde publish: uncommitted changes would go to students as they are on disk: "
-                  + ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
-                  + " (commit or discard them, or pass --allow-dirty)", file=sys.stderr)
-            return 2
-        try:
-            edition = publish(course, Path(args.out), args.repo_url)
-        except (ValueError, FileExistsError) as e:
-            print(f"autograde publish: {e}", file=sys.stderr)
-            return 2
-        print(f"wrote {edition.folder} and {edition.zip} (run `python -m autograde release --check` first: "
-              "the edition holds the committed notebooks/)")
-        return 0
-    if args.cmd == "grade":
-        from autograde import sandbox
-        from autograde.deadlines import load
-        from autograde.grade import Limits, grade
-        try:
-            load(course.deadlines_file)   # a mistake in the course file stops here, before anything is graded
-        except (ValueError, RuntimeError) as e:
-            print(f"autograde: {e}", file=sys.stderr)
-            return 2
-        if args.no_sandbox:
-            print("autograde: WARNING: --no-sandbox: student code runs as you, can read every file you can "
-                  "(hidden checks, solutions, other students) and is not contained; every row is marked "
-                  "'unsandboxed'. Use it only for code you trust.", file=sys.stderr)
-        elif sandbox.unavailable():
-            print(f"autograde: cannot grade safely: {sandbox.unavailable()}", file=sys.stderr)
-            return 2
-        else:
-            from autograde.grade import slot_problem
-            if why := slot_problem():
-                print(f"autograde: cannot grade safely: {why}", file=sys.stderr)
-                return 2
-        limits = Limits(wall_s=args.wall_s, memory_bytes=int(args.memory_gb * (1 << 30)),
-                        cell_timeout=args.cell_timeout, sandbox=not args.no_sandbox)
-        if args.cluster:
-            from autograde.cluster import grade_on_cluster
-            records = grade_on_cluster(course, Path(args.submissions), Path(args.out), args.cluster, limits=limits,
-                                       assignments=args.assignment, students=args.student, force=args.force)
-        else:
-            from autograde import boundary
-            # this process parses what sandboxes send: past its budget an allocation fails here (that student's
-            # `error` row) instead of the machine running out (docs/sandbox.md, "Bounds")
-            boundary.limit_memory(boundary.GRADER_BYTES + args.workers * boundary.WORKER_BYTES)
-            records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
-                            assignments=args.assignment, students=args.student, force=args.force)
-        csv_path = Path(args.out) / "grades.csv"
-        print(f"graded {len(records)} submission(s) in {time.perf_counter() - t0:.1f} s -> {csv_path}")
-        return 0
-    if args.cmd == "selfcheck":
-        from autograde.selfcheck import selfcheck
-        ok = selfcheck(course, args.assignments or None, workers=args.workers, min_bugs=args.min_bugs,
-                       notebooks=not args.skip_notebooks)
-        print(f"selfcheck {'passed' if ok else 'FAILED'} in {time.perf_counter() - t0:.1f} s")
-        return 0 if ok else 1
-    if args.cmd == "export":
-        from autograde.gradebook import export
-        records = export(Path(args.out))
-        print(f"exported {len(records)} row(s) -> {Path(args.out) / 'grades.csv'}")
-        return 0
-    if args.cmd == "roster":
-        from autograde.gradebook import import_roster
-        n = import_roster(Path(args.out), Path(args.roster))
-        print(f"roster: {n} student(s) -> {Path(args.out) / 'gradebook.db'}")
-        return 0
-    if args.cmd == "lms-import":
-        from autograde.grade import shown  # zip member and display names are the students': no escape sequences
-        from autograde.lms import import_zip
-        from autograde.deadlines import load
-        res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
-                         roster=Path(args.roster) if args.roster else None,
-                         zip_timezone=load(course.deadlines_file).zip_timezone)
-        for student, src in sorted(res.placed.items()):
-            at = res.accounts[student].submitted_at   # Moodle's zip time (section 2b of docs/instructors.md)
-            print(shown(f"{student}: {src}") + (" (late)" if student in res.late else "")
-                  + (f" (submitted {at})" if at else ""))
-        for member, why in res.skipped:
-            print(shown(f"skipped {member}: {why}"))
-        for line in res.unmatched:
-            print(shown(f"named by the LMS id: {line}"))
-        for c in res.collisions:
-            print(shown(c.line()))
-        print(f"imported {len(res.placed)} submission(s) -> {Path(args.to)}")
-        return 0
-    if args.cmd == "lms-export":
-        from autograde.lms import export_grades
-        n = export_grades(Path(args.out), Path(args.to), args.lms, column=args.column, assignment=args.assignment,
-                          roster=Path(args.roster) if args.roster else None,
-                          submissions=Path(args.submissions) if args.submissions else None)
-        print(f"wrote {n} row(s) -> {args.to}")
-        return 0
-    if args.cmd == "lms-feedback":
-        from autograde.feedback_zip import build
-        from autograde.grade import shown
-        res = build(Path(args.out), Path(args.dest), args.lms, Path(args.submissions), args.assignment)
-        if res.unnamed:
-            print(shown(f"not in the {args.lms} zip lms-import read (no feedback file for them): "
-                        f"{', '.join(res.unnamed)}"))
-        print(f"wrote {len(res.members)} feedback page(s) -> {args.dest}")
-        return 0
-    if args.cmd == "stage-feedback":
-        from autograde.feedback_zip import stage_release_feedback
-        from autograde.grade import shown
-        staged, without = stage_release_feedback(Path(args.out), Path(args.submissions), args.assignment)
-        if without:
-            print(shown(f"no exchange submission secret (not submitted through nbgrader): {', '.join(without)}"))
-        print(f"staged {len(staged)} student(s); now: cd {args.out} && nbgrader release_feedback {args.assignment} "
-              "--course=COURSE_ID")
-        return 0
-    if args.cmd == "report":
-        from autograde.report import write_report
-        paths = write_report(Path(args.out), Path(args.dest), assignment=args.assignment)
-        for path in paths:
-            print("wrote", path)
-        return 0
-    if args.cmd == "similarity":
-        from autograde.similarity import write_similarity
-        paths = write_similarity(Path(args.source), Path(args.dest), assignments=args.assignment, top=args.top,
-                                 course=course)
-        for path in paths:
-            print("wrote", path)
-        return 0
-    if args.cmd == "gradescope":
-        from autograde.gradescope import build_bundle
-        path = build_bundle(course, args.assignment, Path(args.to))
-        print(f"wrote {path}")
-        return 0
-    if args.cmd == "feedback":
-        from autograde.gradebook import export, regenerate_feedback
-        pages = regenerate_feedback(Path(args.out))
-        export(Path(args.out))
-        print(f"wrote {len(pages)} feedback page(s) and {Path(args.out) / 'grades.csv'}")
-        return 0
-    if args.cmd == "measure":
-        from autograde.selfcheck import measure
-        measure(course, args.assignments or None)
-        return 0
-    return 2
+    command = COMMANDS.get(args.cmd)
+    return command(course, args, time.perf_counter()) if command else 2
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ karpathy/nanoGPT model.py (layout of this file).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import torch

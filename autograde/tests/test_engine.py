@@ -405,7 +405,7 @@ def test_a_counted_case_that_comes_back_uncounted_fails_both_cost_rules():
     """The engine always counts a case that asks for it (>= 0, or -2 when the answer removed the counter); a
     white-box red team's forged outcomes sent "not counted" (-1) for every case, which both cost rules accepted
     (05: a vocabulary loop kept 20/24). Control: the same outcomes with counts in range pass."""
-    from course_lib.checks.engine import Case, Check, Contract, Outcome, allclose, judge
+    from course_lib.checks.engine import Case, Check, Contract, allclose, judge
 
     def cases():
         return [Case((list(range(10)),), label="small", expected=1, count_steps=True),

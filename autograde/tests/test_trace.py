@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import os
 import pickle
 import pkgutil
 import runpy
@@ -134,7 +133,6 @@ def test_a_forged_forbidden_field_is_malformed():
 
 def test_an_answer_that_switches_the_watch_off_is_seen_doing_so():
     """The watch shares the answer's process: switching it off (and leaving it off) is itself a finding."""
-    import sys
 
     from torch.utils._python_dispatch import _pop_mode
     x = torch.randn(2, 4)
@@ -153,7 +151,6 @@ def test_watching_operators_does_not_import_torch_dynamo():
     says not to, and the first call then imports torch._dynamo (~800 modules, 1.6-1.9 s per checking process,
     twice per student-notebook). Control: a mode that keeps torch's default does import it."""
     import subprocess
-    import sys
     probe = ("import sys, torch\nfrom course_lib.checks.trace import Watch\nw = Watch(ops=['_softmax'])\n"
              "with w:\n    torch.softmax(torch.ones(3), 0)\n"
              "print(sorted(w.seen), 'torch._dynamo' in sys.modules)\n")
