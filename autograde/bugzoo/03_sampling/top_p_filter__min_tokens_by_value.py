@@ -1,0 +1,19 @@
+"""Origin: blind author 40 (shown only the student notebooks). Keeps min_tokens_to_keep via a value threshold (>= the m-th largest logit): ties at the cut keep more than min_tokens_to_keep; exploits 'if that cut falls inside a group of tied tokens, keep exactly min_tokens_to_keep'.
+
+Runs in the notebook's namespace (its other functions are the reference ones)."""
+
+TARGET = "top_p_filter"
+
+import torch
+
+def top_p_filter(logits: torch.Tensor, p: float, min_tokens_to_keep: int = 1) -> torch.Tensor:
+    if not 0 <= p <= 1 or not isinstance(min_tokens_to_keep, int) or min_tokens_to_keep < 1:
+        raise ValueError("p must be in [0, 1] and min_tokens_to_keep a positive integer")
+    probs = torch.softmax(logits.float(), dim=-1)
+    sp, si = torch.sort(probs, dim=-1, descending=True)
+    keep_sorted = ((sp.cumsum(-1) - sp) < p) | (p == 1)
+    keep = torch.zeros_like(keep_sorted).scatter(-1, si, keep_sorted)
+    m = min(min_tokens_to_keep, logits.shape[-1])
+    tau = torch.topk(logits, m, dim=-1).values[..., -1:]
+    keep = keep | (logits >= tau)
+    return logits.masked_fill(~keep, float("-inf"))
