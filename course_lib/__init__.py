@@ -77,8 +77,8 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
                 raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
             _check_device(device, weights)
         path = fetch(progress=progress)
-        # Only "q4" needs the file's own blocks; "fp16" and "q8" round the float32 weights, which the cache maps.
-        ckpt = (read_gguf(path, keep_blocks=True) if weights == "q4" else read_checkpoint(path, SMOLLM2.sha256))
+        # Only "q4" and "q4f16" need the file's own blocks; "fp16" and "q8" round the float32 weights, which the cache maps.
+        ckpt = (read_gguf(path, keep_blocks=True) if weights in ("q4", "q4f16") else read_checkpoint(path, SMOLLM2.sha256))
         model = build_model(ckpt.config, ckpt.state_dict, device=device, dtype=dtype)
         if weights != "fp32":
             from .lowbit import quantize_model
