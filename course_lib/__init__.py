@@ -59,8 +59,9 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
 
     The first load on a machine dequantizes the file (~1.5 s) and keeps the float32 weights in the cache
     (course_lib.weights.read_checkpoint); later loads map them (~0.7 s in all). A second call with the same
-    device and dtype returns the same objects; pass fresh=True for a private copy (e.g. before changing its weights). weights="q4" or "q8" runs
-    the linear layers and LM head on low-bit weights for faster decode (CPU; "q4" also on CUDA; course_lib.lowbit).
+    device and dtype returns the same objects; pass fresh=True for a private copy (e.g. before changing its weights). weights="fp16", "q8", "q4"
+    or "q4f16" runs the linear layers and LM head on low-bit weights for faster decode (CPU; "q4" also on CUDA;
+    course_lib.lowbit; their quality against fp32: docs/benchmarks.md).
     """
     import torch
 
