@@ -1,10 +1,15 @@
 """Decode speed of course_lib's SmolLM2-135M on this CPU, side by side in one run (ratios survive noise):
 
   (0) threads: prefill and decode tok/s at 1 and 2 threads -> the thread count for (a) and (c);
-  (a) course_lib's weight paths (fp32, and `load_model(weights=...)`'s fp16 / q8 / q4: see course_lib.lowbit)
-      vs Hugging Face transformers `generate()` (fp32, same GGUF file, same threads), and llama.cpp
-      (llama-cpp-python, same file, same threads) as an upper anchor when it is installed; greedy tokens
-      of every path compared with course_lib fp32's;
+  (a) course_lib's weight paths (fp32, and `load_model(weights=...)`'s fp16 / q8 / q4 / q4f16: see
+      course_lib.lowbit) vs Hugging Face transformers `generate()` (fp32, same GGUF file, same threads), and
+      llama.cpp (llama-cpp-python, same file, same threads) as an upper anchor when it is installed; greedy
+      tokens of every path compared with course_lib fp32's;
+  (q) each path's quality as llama.cpp's `perplexity --kl-divergence` states it (benchmarks/quality.py):
+      teacher-forced over benchmarks/data/quality_text.txt, mean KL(fp32 || path), its 99th percentile, top-1
+      agreement with fp32, perplexity ratio; fp32 against itself is the control (0, 100 %, 1.000). Printed
+      beside (a)'s speed, with the fastest path that meets issue 35's bar (agreement >= 99 %, mean KLD <= 0.01)
+      and its speed ratio to transformers from (a)'s interleaved run;
   (b) KV cache vs no cache, wall time for 64 / 128 / 256 new tokens;
   (c) memory bandwidth measured now, divided by the bytes of weights one decoded token reads on each path
       = that path's bandwidth-limited tok/s; achieved decode tok/s as a fraction of it; and the time per
@@ -15,7 +20,7 @@ Repetitions are interleaved (A B A B) so that a neighbour's burst of CPU use hit
 best of the repetitions is reported (noise only ever slows a run down).
 
     python benchmarks/decode.py              # ~5 minutes on 2 quiet cores (no cache at 256 tokens: ~2)
-    python benchmarks/decode.py --quick      # fewer tokens and repetitions, ~1.5 minutes
+    python benchmarks/decode.py --quick      # fewer tokens and repetitions, (q) on 2 of 9 windows, ~3 minutes
     python benchmarks/decode.py --profile    # plus torch.profiler's top ops for 16 decode steps
 """
 
@@ -40,7 +45,9 @@ from course_lib.generate import generate
 from course_lib.lowbit import F16Linear, Q4Linear, Q8Linear
 from course_lib.weights import fetch
 
-LOW_BIT = ("fp16", "q8", "q4")  # load_model(weights=...) paths compared with fp32
+from benchmarks import quality  # not in course_lib: it computes a perplexity, which notebook 02 asks students to write
+
+LOW_BIT = ("fp16", "q8", "q4", "q4f16")  # load_model(weights=...) paths compared with fp32
 
 PROMPT = "The history of the printing press begins in"
 LONG_PROMPT = ("In the middle of the fifteenth century, a goldsmith in Mainz combined a screw press, oil-based "
@@ -167,6 +174,36 @@ def section(title: str) -> None:
     print(f"\n== {title}", flush=True)
 
 
+def print_quality(models: dict, tok, rates: dict[str, float], threads: int, max_windows: int | None) -> None:
+    """Section (q): each path's llama.cpp-style quality against fp32 beside its speed from (a), and the fastest
+    path that meets issue 35's bar, with its ratio to transformers from the same interleaved run."""
+    ids = quality.text_ids(tok)
+    n_windows = len(quality.windows(len(ids), quality.CTX))
+    used = min(n_windows, max_windows or n_windows)
+    section(f"(q) quality vs fp32, teacher-forced: {quality.TEXT.name} ({len(ids)} tokens), windows of "
+            f"{quality.CTX} every {quality.CTX // 2} scored on their second half ({used} of {n_windows} windows), "
+            f"{threads} thread(s)")
+    start = time.perf_counter()
+    tick = lambda done, total: print(f"  window {done}/{total} ({time.perf_counter() - start:.0f} s)", flush=True)  # noqa: E731
+    results = quality.compare(models["fp32"], models, ids, max_windows=max_windows, progress=tick)
+    hf = rates.get("transformers")
+    print(f"  {'path':6s} {'tok/s':>6s} {'x transf.':>9s} {'mean KLD':>9s} {'99% KLD':>8s} {'max KLD':>8s} "
+          f"{'same top':>8s} {'PPL':>7s} {'PPL/fp32':>8s} {'ln ratio':>9s}  bar")
+    for w, q in results.items():
+        r = rates[f"course_lib {w}"]
+        ratio = f"{r / hf:9.2f}" if hf else f"{'-':>9s}"
+        print(f"  {w:6s} {r:6.1f} {ratio} {q.mean_kld:9.6f} {q.p99_kld:8.5f} {q.max_kld:8.5f} {100 * q.agreement:7.2f}% "
+              f"{q.ppl:7.3f} {q.ppl_ratio:8.4f} {q.ln_ppl_ratio:9.6f}  {'meets' if q.qualifies() else 'fails'}")
+    print(f"  ({results['fp32'].positions} scored positions; bar: same top >= {100 * quality.AGREEMENT_MIN:.0f} % "
+          f"and mean KLD <= {quality.KLD_MAX}; KLD in nats, KL(fp32 || path) as llama.cpp's)")
+    best = max((w for w, q in results.items() if q.qualifies()), key=lambda w: rates[f"course_lib {w}"])
+    line = f"  fastest path that meets the bar: {best}, {rates[f'course_lib {best}']:.1f} tok/s"
+    if hf:
+        ratio = rates[f"course_lib {best}"] / hf
+        line += f" = {ratio:.2f}x transformers generate() (target >= 2.5x: {'met' if ratio >= 2.5 else 'not met'})"
+    print(line, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer tokens and repetitions (~1.5 min)")
@@ -229,13 +266,15 @@ def main() -> int:
             line += f"  {r / rates['llama.cpp']:5.2f}x llama.cpp"
         print(f"{line}  greedy tokens vs course_lib fp32: {agree}")
     if "transformers" in rates:
-        print("  (targets: fp32 >= 1.3x transformers; low-bit >= 2.5x with identical greedy tokens)")
+        print("  (targets: fp32 >= 1.3x transformers; a path meeting (q)'s quality bar >= 2.5x)")
     else:
         print("  (transformers skipped: --no-hf)")
     if llm is None:
         print("  llama.cpp: not installed (optional upper anchor: pip install llama-cpp-python, see docs/benchmarks.md)")
     hf = llm = None
     contenders.pop("transformers", None), contenders.pop("llama.cpp", None)
+
+    print_quality(models, tok, rates, threads, max_windows=2 if args.quick else None)
 
     section("(c) memory-bandwidth limit")
     bw = {n: bandwidth(n) for n in (1, 2)}

@@ -59,8 +59,9 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
 
     The first load on a machine dequantizes the file (~1.5 s) and keeps the float32 weights in the cache
     (course_lib.weights.read_checkpoint); later loads map them (~0.7 s in all). A second call with the same
-    device and dtype returns the same objects; pass fresh=True for a private copy (e.g. before changing its weights). weights="q4" or "q8" runs
-    the linear layers and LM head on low-bit weights for faster decode (CPU; "q4" also on CUDA; course_lib.lowbit).
+    device and dtype returns the same objects; pass fresh=True for a private copy (e.g. before changing its weights). weights="fp16", "q8", "q4"
+    or "q4f16" runs the linear layers and LM head on low-bit weights for faster decode (CPU; "q4" also on CUDA;
+    course_lib.lowbit; their quality against fp32: docs/benchmarks.md).
     """
     import torch
 
@@ -77,8 +78,8 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
                 raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
             _check_device(device, weights)
         path = fetch(progress=progress)
-        # Only "q4" needs the file's own blocks; "fp16" and "q8" round the float32 weights, which the cache maps.
-        ckpt = (read_gguf(path, keep_blocks=True) if weights == "q4" else read_checkpoint(path, SMOLLM2.sha256))
+        # Only "q4" and "q4f16" need the file's own blocks; "fp16" and "q8" round the float32 weights, which the cache maps.
+        ckpt = (read_gguf(path, keep_blocks=True) if weights in ("q4", "q4f16") else read_checkpoint(path, SMOLLM2.sha256))
         model = build_model(ckpt.config, ckpt.state_dict, device=device, dtype=dtype)
         if weights != "fp32":
             from .lowbit import quantize_model

@@ -16,6 +16,7 @@ them in registers, next to the multiply.
 | "fp16"  | `F16Linear`: weights rounded to float16               | `F16Linear` the same way                       |
 | "q8"    | `Q8Linear`: requantized to int8, one scale per row    | `Q8Linear` the same way                        |
 | "q4"    | `Q4Linear.from_q4_1`: the file's Q4_1 blocks as such  | `Q4Linear.from_q8_0`: Q8_0 as two 4-bit halves |
+| "q4f16" | `Q4Linear.from_q4_1`, as "q4"                         | `F16Linear`: float32 logits, as "fp16"         |
 
 Measured (torch 2.13.0+cpu, this CPU, one thread): torch's int4 / int8 kernels are fast only with bfloat16
 activations and scales (1536x576 int4: 0.057 ms in bf16, 1.7 ms in float32, where a float32 nn.Linear takes
@@ -25,6 +26,10 @@ bit; in bfloat16 the logits move by ~1 and greedy text drifts from fp32's after 
 `F16Linear` (fbgemm's float16-weight kernel) keeps float32 activations and accumulation: weights move by at
 most 2^-11 relative, logits by ~0.03, and greedy tokens stay those of fp32 (tests/test_lowbit.py).
 So: "fp16" for text identical to fp32, "q4" for the fewest bytes per token.
+"q4f16" exists because of how its quality was measured (benchmarks/quality.py, llama.cpp's teacher-forced KL
+divergence and top-1 agreement): a bfloat16 LM head rounds logits of ~15-20 to steps of 0.06-0.125, so near-ties
+become exact ties that argmax breaks toward the lower id; every top-1 disagreement of "q4" on a 256-token sample
+was such a tie. Its float32-output head removes them for 57 MB more per token than "q4"'s head.
 
 The embedding lookup (one row per token) stays float32: it reads 2 kB per token, not 113 MB.
 """
@@ -40,7 +45,7 @@ from .weights import Checkpoint, QuantizedBlocks
 __all__ = ["GROUP", "F16Linear", "Q4Linear", "Q8Linear", "WEIGHTS", "quantize_model"]
 
 GROUP = 32  # weights per Q4_1 / Q8_0 block = per group of the int4 kernel
-WEIGHTS = ("fp32", "fp16", "q8", "q4")  # the paths load_model(weights=...) accepts
+WEIGHTS = ("fp32", "fp16", "q8", "q4", "q4f16")  # the paths load_model(weights=...) accepts
 COMPUTE_DTYPE = torch.bfloat16  # the only activation dtype torch's CPU low-bit kernels run fast in (see above)
 
 
@@ -174,7 +179,7 @@ class F16Linear(nn.Module):
 
 
 def quantize_model(model: nn.Module, ckpt: Checkpoint, weights: str) -> nn.Module:
-    """Swap model's linear layers and LM head for low-bit modules in place ("fp16", "q8" or "q4"); return model."""
+    """Swap model's linear layers and LM head for low-bit modules in place ("fp16", "q8", "q4", "q4f16"); return model."""
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
     if weights == "fp32":
@@ -188,7 +193,7 @@ def quantize_model(model: nn.Module, ckpt: Checkpoint, weights: str) -> nn.Modul
             full = f"{name}.{child_name}" if name else child_name
             if child.bias is not None:
                 raise ValueError(f"{full}: low-bit modules have no bias (Llama's linear layers have none)")
-            if weights == "q4":
+            if weights in ("q4", "q4f16"):
                 low = Q4Linear.from_q4_1(ckpt.blocks[f"{full}.weight"], device=device)
             elif weights == "fp16":
                 low = F16Linear(child.weight)
@@ -196,5 +201,6 @@ def quantize_model(model: nn.Module, ckpt: Checkpoint, weights: str) -> nn.Modul
                 low = Q8Linear(child.weight)
             setattr(module, child_name, low)
     model.lm_head = (Q4Linear.from_q8_0(ckpt.blocks["embed_tokens.weight"], device=device) if weights == "q4"
-                     else F16Linear(model.embed_tokens.weight) if weights == "fp16" else Q8Linear(model.embed_tokens.weight))
+                     else F16Linear(model.embed_tokens.weight) if weights in ("fp16", "q4f16")
+                     else Q8Linear(model.embed_tokens.weight))
     return model

@@ -239,3 +239,20 @@ def test_q4_on_cuda_keeps_every_weight_within_the_bfloat16_bound_and_knows_paris
     ids = _real.tokenizer().encode("The capital of France is")
     out = generate(model, [ids], 3, stop_tokens=(), progress=False)[0]
     assert "Paris" in _real.tokenizer().decode(out)
+
+
+@pytest.mark.model
+def test_q4f16_is_q4s_linear_layers_under_fp16s_lm_head():
+    """"q4f16" = every linear layer packed from the file's Q4_1 blocks as "q4" packs it, and the LM head as "fp16"
+    builds it (float32 logits: no bfloat16 ties for argmax to break, docs/benchmarks.md)."""
+    ck = ckpt()
+    mixed = lowbit.quantize_model(build_model(ck.config, ck.state_dict, device="cpu"), ck, "q4f16")
+    layers = {n: m for n, m in mixed.named_modules() if isinstance(m, Q4Linear)}
+    assert len(layers) == 210 and not any(isinstance(m, torch.nn.Linear) for m in mixed.modules())
+    for name in LAYERS:
+        q4 = Q4Linear.from_q4_1(ck.blocks[name])
+        got = layers[name.removesuffix(".weight")]
+        assert torch.equal(got.packed, q4.packed) and torch.equal(got.scales_and_zeros, q4.scales_and_zeros)
+    x = torch.randn(2, 3, ck.config.d_model, generator=torch.Generator().manual_seed(2))
+    assert isinstance(mixed.lm_head, F16Linear) and mixed.lm_head(x).dtype == torch.float32
+    assert torch.equal(mixed.lm_head(x), F16Linear(ck.state_dict["embed_tokens.weight"])(x))
