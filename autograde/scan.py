@@ -305,6 +305,10 @@ DESCRIPTOR_NAMES = ({f"{m}.{f}" for m in ("os", "posix") for f in (
 
 
 TRACING = {"sys.settrace", "sys.setprofile", "sys.gettrace", "sys.getprofile", "sys.monitoring"}
+# torch's protocols for running code whenever a tensor is used: a result that computes itself after the checked
+# call, where no watch or counter is on (threat model, white-box red team 21, B10)
+TENSOR_HOOKS = {"__torch_function__", "__torch_dispatch__", "as_subclass", "_make_subclass",
+                "_make_wrapper_subclass"}
 
 
 # os.stat of a number is fstat: it finds the relay's socket (threat model, white-box red team 21, B6)
@@ -430,6 +434,8 @@ class _Reading:
                 self.imports(node)
             elif isinstance(node, ast.MatchClass) and node.kwd_attrs:
                 self.add(node, "a pattern that reads attributes (case C(name=...))")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in TENSOR_HOOKS:
+                self.add(node, f"defines {node.name} (a tensor that runs code whenever it is used)")
         return sorted(set(self.out))
 
     def magic(self, node: ast.AST) -> None:
@@ -488,6 +494,8 @@ class _Reading:
             self.add(node, f"rebinds {self.resolved(node)}")
         if node.attr in NAME_MAKERS:
             self.add(node, f"{node.attr}")
+        elif node.attr in TENSOR_HOOKS:
+            self.add(node, f".{node.attr} (a tensor that runs code whenever it is used)")
         elif node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in PLAIN_DUNDERS:
             self.add(node, f"a lookup through .{node.attr}")
         elif dotted and dotted.split(".")[0] in self.modules - {"os"} and any(

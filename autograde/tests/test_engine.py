@@ -423,3 +423,30 @@ def test_a_counted_case_that_comes_back_uncounted_fails_both_cost_rules():
     failed = judge(chk, made, outcomes(-1), [1, 1, 1])
     assert {label for label, _ in failed.failures} == {"large", "real"}
     assert all("no count of the Python lines" in msg for _, msg in failed.failures)
+
+
+def test_a_result_that_runs_code_when_used_is_refused_and_plain_results_are_not():
+    """White-box red team 21 (B10): the answer returned a torch.Tensor subclass whose __torch_function__ computed
+    the value (torch.softmax, or a loop over the vocabulary) the first time the engine touched the result, after
+    the watch and the line counter were off. Such a result is now an error of its case, found without touching
+    it; a plain tensor, a Parameter and containers of them are results as before."""
+    import torch
+
+    from course_lib.checks.engine import Case, _call
+
+    ran = []
+
+    class Later(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            ran.append(func)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    case = Case((torch.tensor([1.0, 2.0]),), label="x")
+    out = _call(lambda x: [x.clone().as_subclass(Later)], case, allow_mutation=False)
+    assert out.error and "subclass of torch.Tensor" in out.error and "Later" in out.error, out
+    ran.clear()
+    _call(lambda x: (x * 0).as_subclass(Later), case, allow_mutation=False)
+    assert ran == [], ran  # refused without running its code
+    for fn in (lambda x: x * 2, lambda x: torch.nn.Parameter(x * 2), lambda x: {"a": (x, [x + 1])}):
+        assert _call(fn, case, allow_mutation=False).error is None

@@ -177,6 +177,8 @@ REACHING_IN = [
     "import psutil\ns = psutil.socket.socket(fileno=fd)", "import os\nfds = [n for n in range(9) if os.stat(n)]",
     "import sys\nsys.path.insert(0, '')\nimport statistics", "from sys import path\npath.append('.')",
     "import sys\nsys.meta_path.insert(0, finder)",
+    "class L(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+    "        return func(*args)", "def softmax(x):\n    return x.clone().as_subclass(K)",
 ]
 # cells that are harmless alone and reach in together: a name imported in one cell, used in the next
 REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),

@@ -832,6 +832,27 @@ def _generators_moved(fresh: dict) -> bool:
                for p, g in fresh.items())
 
 
+def _tensor_subclass(values: Any, budget: int = 100_000) -> str | None:
+    """The name of the first tensor in ``values`` (lists, tuples, dicts, walked without touching a tensor) whose
+    type is neither torch.Tensor nor nn.Parameter, or None."""
+    torch = _torch()
+    if torch is None:
+        return None
+    plain = (torch.Tensor, torch.nn.Parameter)
+    stack = [values]
+    while stack and budget > 0:
+        v = stack.pop()
+        budget -= 1
+        if isinstance(v, torch.Tensor):
+            if type(v) not in plain:
+                return type(v).__name__
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return None
+
+
 def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
           report_steps: Callable[[str, int], None] | None = None) -> Outcome:
     fresh: dict = {}
@@ -865,6 +886,11 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
                         values.append(fn(*args, **kwargs))
             written |= {k for k, n in _write_counts(args, kwargs).items() if n != before.get(k)}
             generator_moved = generator_moved or _generators_moved(fresh)
+        if (subclass := _tensor_subclass(values)) is not None:
+            # such a result runs code whenever it is touched: after the call, where no watch or counter is on
+            # (threat model, white-box red team 21, B10)
+            return Outcome(case.label, error=f"your function returned a {subclass}, a subclass of torch.Tensor that "
+                           "can run code whenever it is used: return a plain tensor", seconds=time.perf_counter() - t0)
         if _oversized(values, MAX_RESULT_ITEMS):
             return Outcome(case.label, error=f"your function returned more than {MAX_RESULT_ITEMS:,} values, far more "
                            "than any case expects: not compared", seconds=time.perf_counter() - t0)

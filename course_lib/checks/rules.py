@@ -522,7 +522,10 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
             # a class, or a callable object: its methods hold the code (a class's own source is not always
             # available in a notebook; its functions' are)
             cls = f if isinstance(f, type) else type(f)
-            todo += [m for m in vars(cls).values() if isinstance(m, types.FunctionType) and id(m) not in seen]
+            # classmethods and staticmethods too (a tensor subclass's __torch_function__ is a classmethod: threat
+            # model, white-box red team 21, B10)
+            members = [m.__func__ if isinstance(m, (classmethod, staticmethod)) else m for m in vars(cls).values()]
+            todo += [m for m in members if isinstance(m, types.FunctionType) and id(m) not in seen]
             continue
         src = _source(f)
         if src is None:
