@@ -95,6 +95,17 @@ def encode(x: Any) -> Any:
     raise TypeError(f"values of type {t.__module__}.{t.__qualname__} are not supported")
 
 
+def _torch_dtype(name: object):
+    """torch's dtype of that name, looked up in torch's own dtypes: a name from a sandbox is never handed to
+    getattr(torch, ...), which imports a lazy submodule of any name (white-box red team 21: torch._dynamo)."""
+    import torch
+
+    dtypes = {str(t).removeprefix("torch."): t for t in vars(torch).values() if isinstance(t, torch.dtype)}
+    if not isinstance(name, str) or name not in dtypes:
+        raise ValueError("unknown dtype")
+    return dtypes[name]
+
+
 def decode(j: Any) -> Any:
     """Inverse of ``encode``; raises ValueError on anything that ``encode`` cannot have produced."""
     t = type(j)
@@ -131,17 +142,14 @@ def _decode_tagged(tag: str, v: Any) -> Any:
         return Generator(int(v))
     if tag == "$meta":
         import torch
-        dtype = getattr(torch, str(v["dtype"]))
-        if not isinstance(dtype, torch.dtype):
-            raise ValueError("unknown dtype")
-        return torch.empty(tuple(int(s) for s in v["shape"]), dtype=dtype, device="meta")
+        return torch.empty(tuple(int(s) for s in v["shape"]), dtype=_torch_dtype(v["dtype"]), device="meta")
     if tag in ("$tensor", "$ndarray"):
         shape, data, dtype = tuple(int(s) for s in v["shape"]), _flat_in(v["data"]), str(v["dtype"])
         if math.prod(shape) != len(data):
             raise ValueError("tensor data does not match its shape")
         if tag == "$tensor":
             import torch
-            return torch.tensor(data, dtype=getattr(torch, dtype)).reshape(shape)
+            return torch.tensor(data, dtype=_torch_dtype(dtype)).reshape(shape)
         import numpy as np
         return np.array(data, dtype=np.dtype(dtype)).reshape(shape)
     if tag == "$npscalar":

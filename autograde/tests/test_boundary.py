@@ -485,3 +485,25 @@ def test_numbers_built_to_share_a_hash_are_refused_before_a_set_or_dict_is_built
     assert outcome_from_json({"label": "x", "value": {"$set": few}}).value == set(few)
     honest = list(range(49152))
     assert outcome_from_json({"label": "x", "value": {"$set": honest}}).value == set(honest)
+
+
+def test_a_dtype_name_from_a_sandbox_is_looked_up_among_torchs_dtypes_only():
+    """White-box red team 21: a forged outcome's dtype "_dynamo" made the grader run getattr(torch, "_dynamo"),
+    importing that submodule (1.75 s, +60 MB) in the trusted process. Names are now looked up among torch's
+    dtypes: every dtype round-trips, any other name is refused and imports nothing."""
+    import subprocess
+
+    import torch
+
+    from autograde.inside.codec import decode, encode
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.bool, torch.uint8):
+        x = torch.zeros(2, dtype=dtype)
+        assert decode(encode(x)).dtype == dtype
+        assert decode(encode(x.to("meta"))).dtype == dtype
+    probe = ("import sys, torch\nfrom autograde.inside.codec import decode\n"
+             "for name in ('_dynamo', 'Tensor', 'float'):\n"
+             "    try:\n        decode({'$meta': {'dtype': name, 'shape': [1]}})\n        print('ACCEPTED', name)\n"
+             "    except ValueError:\n        pass\nprint('torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], check=True).stdout
+    assert out.split() == ["False"], out
