@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"roster: {n} student(s) -> {Path(args.out) / 'gradebook.db'}")
         return 0
     if args.cmd == "lms-import":
-        from autograde.grade import shown  # zip member and display names are the students': no escape sequences
+        from autograde.course import shown  # zip member and display names are the students': no escape sequences
         from autograde.lms import import_zip
         from autograde.deadlines import load
         res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "lms-feedback":
         from autograde.feedback_zip import build
-        from autograde.grade import shown
+        from autograde.course import shown
         res = build(Path(args.out), Path(args.dest), args.lms, Path(args.submissions), args.assignment)
         if res.unnamed:
             print(shown(f"not in the {args.lms} zip lms-import read (no feedback file for them): "
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "stage-feedback":
         from autograde.feedback_zip import stage_release_feedback
-        from autograde.grade import shown
+        from autograde.course import shown
         staged, without = stage_release_feedback(Path(args.out), Path(args.submissions), args.assignment)
         if without:
             print(shown(f"no exchange submission secret (not submitted through nbgrader): {', '.join(without)}"))
