@@ -10,8 +10,8 @@ record is a ``GradeRecord``, its conditions ``Condition``\\s and its status a ``
     r.detail              # 'cell 5 killed the kernel; cell 3 hit the time limit'
     Condition("timout", "...")   # ValueError: a misspelt kind can no longer grade as `graded`
 
-``GradeRecord.finish`` is the one place a status is decided (docs/architecture.md); ``to_json``/``from_json`` the
-one place the details file's keys are named (autograde/tests/test_record.py: the round trip is exact); its row of
+``GradeRecord.finish`` is the one place a status is decided (docs/architecture.md); ``to_json``/``from_json`` are
+the details file's JSON (autograde/tests/test_record.py: the round trip is exact, byte for byte); its row of
 grades.csv is autograde/grades_csv.py's. Imports only the standard library.
 """
 
