@@ -93,6 +93,8 @@ class Condition:
         return cls(pair[0], pair[1])
 
 
+# words of the notes that say a repair changed what was graded (intake's notes): the detail shows the first three
+REPAIRS = ("put back", "graded as code", "restored as")
 # the keys GradeRecord names; every other key of a details file is kept as it is, in ``extra``
 _REQUIRED = ("student", "assignment", "score", "max_score", "conditions")
 _OPTIONAL = ("notes", "notebooks", "flags", "status", "detail")
@@ -141,7 +143,7 @@ class GradeRecord:
                 seen.add(c)
                 detail.append(c.text)
         # repairs that change what was graded (a cell put back, retyped, restored): the instructor sees them here
-        detail += [n for n in self.notes or [] if any(w in n for w in ("put back", "graded as code", "restored as"))][:3]
+        detail += [n for n in self.notes or [] if any(w in n for w in REPAIRS)][:3]
         manual = [c for c in self.conditions if c.kind is Status.NEEDS_MANUAL_GRADE]
         if manual:
             detail.append(f"{len(manual)} answer(s) to grade by hand")
