@@ -238,7 +238,7 @@ def _cmd_roster(course, args: argparse.Namespace, t0: float) -> int:
 
 def _cmd_lms_import(course, args: argparse.Namespace, t0: float) -> int:
     """`lms-import`."""
-    from autograde.grade import shown  # zip member and display names are the students': no escape sequences
+    from autograde.course import shown  # zip member and display names are the students': no escape sequences
     from autograde.lms import import_zip
     from autograde.deadlines import load
     res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
@@ -271,7 +271,7 @@ def _cmd_lms_export(course, args: argparse.Namespace, t0: float) -> int:
 def _cmd_lms_feedback(course, args: argparse.Namespace, t0: float) -> int:
     """`lms-feedback`."""
     from autograde.feedback_zip import build
-    from autograde.grade import shown
+    from autograde.course import shown
     res = build(Path(args.out), Path(args.dest), args.lms, Path(args.submissions), args.assignment)
     if res.unnamed:
         print(shown(f"not in the {args.lms} zip lms-import read (no feedback file for them): "
@@ -283,7 +283,7 @@ def _cmd_lms_feedback(course, args: argparse.Namespace, t0: float) -> int:
 def _cmd_stage_feedback(course, args: argparse.Namespace, t0: float) -> int:
     """`stage-feedback`."""
     from autograde.feedback_zip import stage_release_feedback
-    from autograde.grade import shown
+    from autograde.course import shown
     staged, without = stage_release_feedback(Path(args.out), Path(args.submissions), args.assignment)
     if without:
         print(shown(f"no exchange submission secret (not submitted through nbgrader): {', '.join(without)}"))

@@ -29,8 +29,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograde.course import Course, dump_json, is_grade, nbg, write_atomic
-from autograde.grade import Grader, Job, Limits, find_jobs, shown, write_csv
+from autograde.course import Course, dump_json, is_grade, nbg, shown, write_atomic
+from autograde.grade import Grader, Job, Limits, find_jobs
+from autograde.grades_csv import write_csv
+from autograde.record import GradeRecord, Status
 
 CORES, MEMORY = "cores", "memory"  # names of the Dask worker resources a grading task asks for
 RETRIES = 1  # reruns of a task whose code raised (the grading itself records student failures, not raises)
@@ -209,11 +211,9 @@ def _max_score(grader: Grader, assignment: str) -> float:
 
 def failed_record(grader: Grader, job: Job, reason: str) -> dict:
     """The record of a task the cluster could not complete: status error, score 0, and why."""
-    from autograde.grade import _finish
-    record = {"student": job.student, "assignment": job.assignment, "max_score": _max_score(grader, job.assignment),
-              "score": 0.0, "conditions": [["error", reason]], "notes": [], "notebooks": {}, "cluster_failure": True}
     # no fingerprint: the next run regrades it
-    return _finish(record)
+    return GradeRecord.start(job.student, job.assignment, _max_score(grader, job.assignment),
+                             cluster_failure=True).add(Status.ERROR, reason).finish().to_json()
 
 
 def _reap_local(out: Path) -> None:

@@ -151,6 +151,18 @@ def dump_json(obj) -> str:
     return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+# ------------------------------------------------------------------------------------ students' folder names
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}\Z")  # \Z: "$" would let a trailing newline through
+# (a student id this harness grades: the ids lms-import makes; grade, gradebook and lms all hold folders to it)
+
+
+def shown(name: str) -> str:
+    """A folder name as a terminal may print it: control characters (escape sequences, newlines that would
+    forge a line of the log) written as \\xNN (test_slots.py::
+    test_folder_names_reach_the_terminal_without_control_characters)."""
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in name)
+
+
 def tools_beside_python() -> None:
     """Put this interpreter's folder first on PATH: nbgrader runs `alembic` by name, and in an unactivated
     virtual environment it is found only there. For entry points (the CLI, benchmarks)."""

@@ -298,7 +298,7 @@ def exchange_time(folder: Path) -> tuple[dt.datetime | None, str]:
 
 def submission_time(submissions: Path, student: str, assignment: str, record: dict | None = None) -> When:
     """When ``student`` submitted ``assignment`` (see the module docstring for the order of sources)."""
-    from autograde.lms import read_record
+    from autograde.accounts import read_record
     record = read_record(submissions, assignment) if record is None else record
     account = record.get(student)
     if account:   # the platform's own word; a timestamp.txt in this folder is not (threat-model.md)

@@ -36,15 +36,12 @@ from pathlib import Path
 import nbformat
 
 from autograde import boundary, deadlines, sandbox
-from autograde.course import REPO, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, write_atomic
+from autograde.course import (REPO, SAFE_ID, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, shown,
+                              write_atomic)
+from autograde.grades_csv import write_csv
 from autograde.inside import RUNNER
+from autograde.record import Condition, GradeRecord, Status
 
-# most severe first: the CSV shows the first that applies, `detail` lists all
-# (memory_limit before kernel_died: a kernel killed by the memory cgroup died because of memory)
-STATUSES = ["missing", "invalid_name", "ambiguous", "invalid_notebook", "wrong_assignment", "error", "unsandboxed", "timeout",
-            "memory_limit", "kernel_died", "flagged", "needs_manual_grade", "graded"]
-CSV_FIELDS = ["student", "assignment", "score", "max_score", "status", "flags", "detail"]
-CSV_FIELDS += deadlines.CSV_FIELDS   # issue 34: when, how late, the penalty (new columns; the ones above unchanged)
 HARNESS_VERSION = 3
 SUBMISSION_LIMIT = 32 << 20  # bytes of one submitted notebook (outputs included) read at most
 REPORT_LIMIT = boundary.FRAME_CAP  # bytes of one sandboxed run's report read at most
@@ -117,17 +114,10 @@ def _kill_tree(pid: int) -> None:
             pass
 
 
-def _add_seconds(record: dict, step: str, seconds: float) -> None:
+def _add_seconds(record: GradeRecord, step: str, seconds: float) -> None:
     """Add to a step's wall seconds in the record's timings (a notebook at a time: they add up)."""
-    steps = record.setdefault("worker_seconds", {})
+    steps = record.extra.setdefault("worker_seconds", {})
     steps[step] = round(steps.get(step, 0) + seconds, 2)
-
-
-def shown(name: str) -> str:
-    """A folder name as a terminal may print it: control characters (escape sequences, newlines that would
-    forge a line of the log) written as \\xNN (test_slots.py::
-    test_folder_names_reach_the_terminal_without_control_characters)."""
-    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in name)
 
 
 def _holds(job: "Job") -> str:
@@ -317,31 +307,31 @@ class Grader:
         return out
 
     # -------------------------------------------------------------------------------------------- one job
-    def _read_submission(self, job: Job, t) -> tuple[dict[str, bytes | None], list[str], list[list[str]]]:
+    def _read_submission(self, job: Job, t) -> tuple[dict[str, bytes | None], list[str], list[Condition]]:
         """Each expected notebook's bytes (None if absent), notes, and conditions (files that can't be graded)."""
         raws: dict[str, bytes | None] = {n: None for n in t.notebooks}
         notes: list[str] = []
-        conditions: list[list[str]] = []
-        from autograde.lms import SAFE_ID  # the ids lms-import makes
-        if not SAFE_ID.match(job.student):
+        conditions: list[Condition] = []
+        if not SAFE_ID.match(job.student):  # the ids lms-import makes
             # the id becomes a folder in OUT, a row in formgrader's pages and nbgrader's path patterns: glob
             # characters, markup or a newline there break them (or worse), so such a folder is not graded
-            return raws, notes, [["invalid_name", f"the folder name {job.student!r} is not a student id this harness "
-                                  "grades (letters, digits and . _ @ + -, at most 100, starting with a letter or "
-                                  "digit): rename the folder and grade again"]]
+            return raws, notes, [Condition(Status.INVALID_NAME, f"the folder name {job.student!r} is not a student id "
+                                           "this harness grades (letters, digits and . _ @ + -, at most 100, "
+                                           "starting with a letter or digit): rename the folder and grade again")]
         if os.path.islink(job.sub_dir) or os.path.islink(job.sub_dir.parent):
             # a link could point at a classmate's folder, solutions/ or a root-only folder: never followed
-            return raws, notes, [["invalid_notebook", "the student's folder is a link: only real folders in the "
-                                  "submissions folder are graded"]]
+            return raws, notes, [Condition(Status.INVALID_NOTEBOOK, "the student's folder is a link: only real "
+                                           "folders in the submissions folder are graded")]
         try:
             found = sorted(p for p in job.sub_dir.iterdir() if p.name.endswith(".ipynb")) if job.sub_dir.is_dir() else []
         except OSError as e:
             if os.path.lexists(job.sub_dir):
                 # there, but not readable by the grader (a white-box red team's 0700 folder, graded as `nobody`,
                 # read "missing"): say so, by name, instead of a wrong status
-                return raws, notes, [["invalid_notebook", f"the grader cannot read the folder {shown(job.student)}/"
-                                      f"{shown(job.assignment)} ({e.strerror or type(e).__name__}): make it readable "
-                                      "by the grading user and grade again"]]
+                return raws, notes, [Condition(Status.INVALID_NOTEBOOK, f"the grader cannot read the folder "
+                                               f"{shown(job.student)}/{shown(job.assignment)} "
+                                               f"({e.strerror or type(e).__name__}): make it readable by the grading "
+                                               "user and grade again")]
             found = []
         for name in t.notebooks:
             p = job.sub_dir / f"{name}.ipynb"
@@ -349,8 +339,8 @@ class Grader:
                 p = found[0]  # e.g. "02_logits_softmax (1).ipynb" from a browser download
                 notes.append(f"graded {p.name} as {name}.ipynb")
             elif not os.path.lexists(p) and len(t.notebooks) == 1 and len(found) > 1:
-                conditions.append(["ambiguous", f"{len(found)} notebooks and none named {name}.ipynb: "
-                                   + ", ".join(q.name for q in found[:10]) + " (keep only the one to grade)"])
+                conditions.append(Condition(Status.AMBIGUOUS, f"{len(found)} notebooks and none named {name}.ipynb: "
+                                            + ", ".join(q.name for q in found[:10]) + " (keep only the one to grade)"))
                 raws[name] = None
                 continue
             raws[name] = None
@@ -358,7 +348,7 @@ class Grader:
                 try:
                     raws[name] = boundary.read_submission(p, SUBMISSION_LIMIT)
                 except boundary.Rejected as e:
-                    conditions.append(["invalid_notebook", str(e)])
+                    conditions.append(Condition(Status.INVALID_NOTEBOOK, str(e)))
         return raws, notes, conditions
 
     def grade_one(self, job: Job, force: bool = False) -> dict:
@@ -373,7 +363,7 @@ class Grader:
         h = hashlib.sha256(self._fingerprint_base.encode())
         for name in sorted(raws):
             h.update(name.encode() + b"\0" + (raws[name] if raws[name] is not None else b"<missing>"))
-        h.update(json.dumps(unreadable).encode())
+        h.update(json.dumps([c.to_json() for c in unreadable]).encode())
         job.late = deadlines.assess_job(self.deadlines, job.sub_dir.parent.parent, job.student, job.assignment)
         h.update(job.late.key())
         fingerprint = h.hexdigest()
@@ -388,16 +378,16 @@ class Grader:
         t0 = time.monotonic()
         (self.out / "gradebooks" / job.student / f"{job.assignment}.db").unlink(missing_ok=True)
         try:
-            record = self._grade(job, t, raws, unreadable)
+            record = self._grade(job, t, raws, unreadable).to_json()
         except Exception as e:  # noqa: BLE001 - one student's data must never end the run
             import traceback
             with self._lock, open(self.out / "errors.log", "a") as f:
                 f.write(f"--- {job.student}/{job.assignment}\n{traceback.format_exc()}\n")
             maxes = self._max_scores(job.assignment)
-            record = _finish({"student": job.student, "assignment": job.assignment, "score": 0.0,
-                              "max_score": sum(sum(v.values()) for v in maxes.values()), "notebooks": {},
-                              "notes": [], "conditions": [["error", f"internal error while grading this submission "
-                                                           f"({type(e).__name__}: {str(e)[:200]}); see errors.log"]]})
+            record = GradeRecord.start(job.student, job.assignment, sum(sum(v.values()) for v in maxes.values())).add(
+                Status.ERROR, f"internal error while grading this submission ({type(e).__name__}: {str(e)[:200]}); "
+                "see errors.log").finish().to_json()
+        # the details file's dict from here (GradeRecord.to_json): the lateness, the fingerprint, OUT/details/
         record["notes"] = renamed + record["notes"]
         deadlines.settle(record, job.late, self.out)
         record["fingerprint"] = fingerprint
@@ -412,22 +402,22 @@ class Grader:
                 f.write(line + "\n")
         return record
 
-    def _grade(self, job: Job, t, raws: dict[str, bytes | None], unreadable: list[list[str]]) -> dict:
+    def _grade(self, job: Job, t, raws: dict[str, bytes | None], unreadable: list[Condition]) -> GradeRecord:
         maxes = self._max_scores(job.assignment)
         max_score = sum(sum(v.values()) for v in maxes.values())
-        record = {"student": job.student, "assignment": job.assignment, "max_score": max_score, "score": 0.0,
-                  "conditions": list(unreadable), "notes": [], "notebooks": {}}
+        record = GradeRecord.start(job.student, job.assignment, max_score)
+        record.conditions += unreadable
         if not self.limits.sandbox:
-            record["conditions"].append(["unsandboxed", "graded with --no-sandbox: the student's code ran as the "
-                                         "grader, could read everything the grader can, and was not contained"])
+            record.add(Status.UNSANDBOXED, "graded with --no-sandbox: the student's code ran as the "
+                       "grader, could read everything the grader can, and was not contained")
         present = {n: r for n, r in raws.items() if r is not None}
         if not present:
-            if not record["conditions"]:
-                record["conditions"].append(["missing", f"no notebook found in {job.sub_dir.name}/{_holds(job)}"])
-            return _finish(record)
+            if not record.conditions:
+                record.add(Status.MISSING, f"no notebook found in {job.sub_dir.name}/{_holds(job)}")
+            return record.finish()
         for n in raws:
             if raws[n] is None and not unreadable:
-                record["conditions"].append(["missing", f"{n}.ipynb not submitted"])
+                record.add(Status.MISSING, f"{n}.ipynb not submitted")
         work = Path(tempfile.mkdtemp(prefix=f"{job.student}-{job.assignment}-", dir=self.out / ".work"))
         os.chmod(work, 0o700)  # no sandbox ever sees it; other users must not list it either
         slot = _Slot() if self.limits.sandbox else None
@@ -439,7 +429,8 @@ class Grader:
             if slot is not None:
                 slot.release()
 
-    def _grade_in(self, work: Path, job: Job, t, present: dict, maxes: dict, record: dict, slot) -> dict:
+    def _grade_in(self, work: Path, job: Job, t, present: dict, maxes: dict, record: GradeRecord,
+                  slot) -> GradeRecord:
         """Intake, the sandboxed run, the sandboxed verification, then the trusted pass (see module docstring)."""
         from autograde.intake import intake
         from autograde.verify import course_sandbox, rules_of, verify_notebook
@@ -457,16 +448,16 @@ class Grader:
             got = intake(raw, t.notebooks[name], job.assignment, self._known, scan=True,
                          rules=rules_of(self.course, t.source_paths[name]))
             if got.status != "ok":
-                record["conditions"].append([got.status, f"{name}.ipynb: {got.detail}"])
+                record.add(Status.parse(got.status), f"{name}.ipynb: {got.detail}")
                 continue
-            record["notes"] += [f"{name}.ipynb: {n}" for n in got.notes]
-            record.setdefault("flags", []).extend(f"{name}.ipynb {f}" if len(present) > 1 else f for f in got.flags)
-            record["flags"] += _instructor_text(got.notebook, t.source_paths[name])
+            record.notes += [f"{name}.ipynb: {n}" for n in got.notes]
+            record.flags = [*(record.flags or []), *(f"{name}.ipynb {f}" if len(present) > 1 else f for f in got.flags)]
+            record.flags += _instructor_text(got.notebook, t.source_paths[name])
             (sub / f"{name}.ipynb").write_text(got.notebook, encoding="utf-8")
             rebuilt[name] = got.notebook
             broken_rules[name] = got.rule_failures
         if not rebuilt:
-            return _finish(record)
+            return record.finish()
         policy = self._sandbox_policy()
         readonly, env = course_sandbox(self.course, self._model)
         cell_timeout = self.limits.cell_timeout or self.course.cell_timeout
@@ -494,31 +485,31 @@ class Grader:
                                         started=group.started if group is not None else None)
                 finally:
                     if group is not None:
-                        record.setdefault("memory_enforced_by", {})[f"{name}/run"] = group.enforced_by
+                        record.extra.setdefault("memory_enforced_by", {})[f"{name}/run"] = group.enforced_by
                         if group.hit():
-                            record["conditions"].append(["memory_limit", f"the processes of {name}.ipynb together "
-                                                         f"reached the memory limit (held by {group.enforced_by})"])
+                            record.add(Status.MEMORY_LIMIT, f"the processes of {name}.ipynb together "
+                                       f"reached the memory limit (held by {group.enforced_by})")
                         group.close()
                 _add_seconds(record, "kernel", done.seconds)
                 if done.timed_out:
-                    record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached "
-                                                 f"while running {name}.ipynb"])
-                    return _finish(record)
+                    record.add(Status.TIMEOUT, f"wall-clock limit of {self.limits.wall_s:g} s reached "
+                               f"while running {name}.ipynb")
+                    return record.finish()
                 if done.message is None:
                     raise boundary.Rejected("its output was over the size limit" if done.over_limit else
                                             f"it ended ({done.returncode}) without a report")
                 report = boundary.cell_outputs(done.message, code_cells, limit=REPORT_LIMIT)
             except boundary.Rejected as e:
-                record["conditions"].append(["error", f"the run of {name}.ipynb could not be read back ({e}); "
-                                             "its tests count as failed"])
+                record.add(Status.ERROR, f"the run of {name}.ipynb could not be read back ({e}); "
+                           "its tests count as failed")
             skipped: list[int] = []
             if report is not None:
                 for i in report["died"]:
-                    record["conditions"].append(["kernel_died", f"cell {i} of {name}.ipynb killed the kernel; "
-                                                 "graded without it"])
+                    record.add(Status.KERNEL_DIED, f"cell {i} of {name}.ipynb killed the kernel; "
+                               "graded without it")
                 for i in report["stuck"]:
-                    record["conditions"].append(["timeout", f"cell {i} of {name}.ipynb could not be interrupted; "
-                                                 "graded without it"])
+                    record.add(Status.TIMEOUT, f"cell {i} of {name}.ipynb could not be interrupted; "
+                               "graded without it")
                 skipped = sorted(set(report["died"]) | set(report["stuck"]))
                 for i, items in report["outputs"].items():
                     outputs[f"{name}/{i}"] = items
@@ -532,29 +523,29 @@ class Grader:
                 inside_failed[name] = set(tests)
             t_verify = time.monotonic()
             if time.monotonic() >= deadline:
-                record["conditions"].append(["timeout", f"wall-clock limit of {self.limits.wall_s:g} s reached "
-                                             f"before {name}.ipynb could be checked"])
-                return _finish(record)
+                record.add(Status.TIMEOUT, f"wall-clock limit of {self.limits.wall_s:g} s reached "
+                           f"before {name}.ipynb could be checked")
+                return record.finish()
             verdict = verify_notebook(self.course, t.source_paths[name], text, slot=slot.n if slot else 0,
                                       policy=policy, wall_s=max(1.0, deadline - time.monotonic()),
                                       model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
                                       sandboxed=slot is not None, rule_failures=broken_rules.get(name))
             if verdict.stderr_tail:  # the instructor's details only: never a page the student sees
-                record.setdefault("verify_stderr", {})[name] = verdict.stderr_tail
+                record.extra.setdefault("verify_stderr", {})[name] = verdict.stderr_tail
             if verdict.memory_enforced_by:
-                record.setdefault("memory_enforced_by", {})[f"{name}/verify"] = verdict.memory_enforced_by
+                record.extra.setdefault("memory_enforced_by", {})[f"{name}/verify"] = verdict.memory_enforced_by
             if verdict.memory_limit:
-                record["conditions"].append(["memory_limit", f"the answers of {name}.ipynb, checked again, together "
-                                             f"reached the memory limit (held by {verdict.memory_enforced_by})"])
+                record.add(Status.MEMORY_LIMIT, f"the answers of {name}.ipynb, checked again, together "
+                           f"reached the memory limit (held by {verdict.memory_enforced_by})")
             for why in verdict.tampered:
-                record["conditions"].append(["flagged", f"{name}.ipynb: {why}"[:600]])
+                record.add(Status.FLAGGED, f"{name}.ipynb: {why}"[:600])
             if verdict.tamper_reports:  # the process's own words: the instructor's details only, never the detail
-                record.setdefault("tamper_reports", {})[name] = [r[:600] for r in verdict.tamper_reports[:50]]
+                record.extra.setdefault("tamper_reports", {})[name] = [r[:600] for r in verdict.tamper_reports[:50]]
             _add_seconds(record, "verify", time.monotonic() - t_verify)
             for gid in tests:
                 ok = verdict.cells.get(gid) is True and verdict.error is None
                 inside = gid not in inside_failed.get(name, set())
-                record.setdefault("outside", {})[f"{name}/{gid}"] = "passed" if ok else "failed"
+                record.extra.setdefault("outside", {})[f"{name}/{gid}"] = "passed" if ok else "failed"
                 if ok and report is None:
                     failures[f"{name}/{gid}"] = "the notebook's run in the kernel could not be read back"
                 if ok:
@@ -566,15 +557,15 @@ class Grader:
                                if n in verdict.checks_of.get(gid, []) and n in verdict.hidden]
                 hidden_msgs += [m for n, m in verdict.twin_failures.items() if n in verdict.checks_of.get(gid, [])]
                 if hidden_msgs:  # the full messages, for the instructor only (details/, never feedback)
-                    record.setdefault("hidden_failures", {})[f"{name}/{gid}"] = "\n".join(hidden_msgs)[:4000]
+                    record.extra.setdefault("hidden_failures", {})[f"{name}/{gid}"] = "\n".join(hidden_msgs)[:4000]
                 if gid not in verdict.checks_of:
                     why = "this test cell calls no check, so it cannot be verified outside the kernel"
                 failures[f"{name}/{gid}"] = (why or "failed")[:2000]
                 visible = [n for n in verdict.checks_of.get(gid, []) if n not in verdict.hidden]
                 # the kernel runs only the visible checks: disagreeing on one of those is what needs a look
                 if inside and (verdict.error or any(n in verdict.messages for n in visible)):
-                    record["conditions"].append(["flagged", f"{gid!r} passed in the kernel but failed outside it"
-                                                 + (f" ({why.splitlines()[0][:200]})" if why else "")])
+                    record.add(Status.FLAGGED, f"{gid!r} passed in the kernel but failed outside it"
+                               + (f" ({why.splitlines()[0][:200]})" if why else ""))
         job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(rebuilt),
                     "outputs": outputs, "failures": failures,
                     "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {},
@@ -587,25 +578,25 @@ class Grader:
         (work / "job.json").write_text(json.dumps(job_spec))
         allowed = max(deadline - time.monotonic(), TRUSTED_PASS_MIN_S)
         rc, cpu = _run_worker(work, self._env(work), time.monotonic() + allowed)
-        record.setdefault("worker_seconds", {})["trusted_pass_cpu"] = round(cpu, 2)
+        record.extra.setdefault("worker_seconds", {})["trusted_pass_cpu"] = round(cpu, 2)
         if rc is None:
-            record["conditions"].append(["timeout", f"nbgrader's pass over the notebook took longer than the "
-                                         f"{allowed:.0f} s left of the wall-clock limit; it was stopped"])
-            return _finish(record)
+            record.add(Status.TIMEOUT, f"nbgrader's pass over the notebook took longer than the "
+                       f"{allowed:.0f} s left of the wall-clock limit; it was stopped")
+            return record.finish()
         worker = None
         if (work / "worker.json").exists():
             worker = json.loads((work / "worker.json").read_text())
         if worker is None or not worker["autograde"]["success"]:
             err = (worker or {}).get("autograde", {}).get("error") or _tail(work / "worker.log")
-            record["conditions"].append(["error", "nbgrader failed: " + (err.strip().splitlines() or ["?"])[-1][:300]])
-            record["log_tail"] = _tail(work / "worker.log", 3000)
-            return _finish(record)
-        record.setdefault("worker_seconds", {}).update(worker.get("seconds", {}))
+            record.add(Status.ERROR, "nbgrader failed: " + (err.strip().splitlines() or ["?"])[-1][:300])
+            record.extra["log_tail"] = _tail(work / "worker.log", 3000)
+            return record.finish()
+        record.extra.setdefault("worker_seconds", {}).update(worker.get("seconds", {}))
         if worker.get("leaked"):
-            record["conditions"].append(["flagged", "feedback page withheld: it quoted the assignment's hidden "
-                                         "test code (look at the autograded notebook)"])
+            record.add(Status.FLAGGED, "feedback page withheld: it quoted the assignment's hidden "
+                       "test code (look at the autograded notebook)")
         self._collect(work, job, sorted(rebuilt), maxes, record, t.source_paths)
-        return _finish(record)
+        return record.finish()
 
     def _sandbox_policy(self):
         return sandbox.Policy(memory_bytes=self.limits.memory_bytes, max_processes=self.limits.max_processes,
@@ -631,7 +622,7 @@ class Grader:
         })
         return env
 
-    def _collect(self, work: Path, job: Job, names: list[str], maxes: dict, record: dict,
+    def _collect(self, work: Path, job: Job, names: list[str], maxes: dict, record: GradeRecord,
                  t_source: dict[str, Path]) -> None:
         """Scores from the trusted pass's gradebook, test outcomes from its autograded notebooks, files to OUT.
 
@@ -664,7 +655,7 @@ class Grader:
                 entry = {"grade_id": gid, "points": float(score or 0.0), "max_points": maxes[name].get(gid, 0.0),
                          "title": _title(cell.source) if cell.cell_type == "code" else "written answer"}
                 if is_autograded_test(cell):
-                    entry["outside_kernel"] = record.get("outside", {}).get(f"{name}/{gid}", "failed")
+                    entry["outside_kernel"] = record.extra.get("outside", {}).get(f"{name}/{gid}", "failed")
                     errs = [o for o in cell.get("outputs", []) if o.output_type == "error"]
                     entry["result"] = "passed" if not errs and entry["points"] >= entry["max_points"] else "failed"
                     if errs:
@@ -675,13 +666,13 @@ class Grader:
                     entry["result"] = "needs_manual_grade" if needs else "graded"
                     entry["answer_sha256"] = hashlib.sha256(cell.source.encode()).hexdigest()
                     if needs:
-                        record["conditions"].append(["needs_manual_grade", f"{gid!r} is graded by hand"])
+                        record.add(Status.NEEDS_MANUAL_GRADE, f"{gid!r} is graded by hand")
                 tests.append(entry)
                 total += entry["points"]
             errors = [{"cell": i, "grade_id": nbg(c).get("grade_id"), "ename": o.ename}
                       for i, c in enumerate(graded.cells) if c.cell_type == "code" and not is_grade(c)
                       for o in c.get("outputs", []) if o.output_type == "error"]
-            record["notebooks"][name] = {"tests": tests, "errors_outside_tests": errors}
+            record.notebooks[name] = {"tests": tests, "errors_outside_tests": errors}
             dest = self.out / "autograded" / job.student / job.assignment / f"{name}.ipynb"
             # the instructor's copy (formgrader) shows each written answer's rubric; feedback never does. The
             # student's markdown and raw cells are inert text there: formgrader renders them as live HTML
@@ -691,14 +682,14 @@ class Grader:
             if html.exists():
                 write_atomic(self.out / "feedback" / job.student / job.assignment / f"{name}.html",
                              html.read_text(encoding="utf-8"))
-            elif not any(k == "error" for k, _ in record["conditions"]):
-                record["conditions"].append(["error", f"no feedback page could be made for {name}.ipynb"])
-        record.pop("outside", None)
+            elif not record.has(Status.ERROR):
+                record.add(Status.ERROR, f"no feedback page could be made for {name}.ipynb")
+        record.extra.pop("outside", None)
         gb_dest = self.out / "gradebooks" / job.student / f"{job.assignment}.db"
         gb_dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(course_dir / "gradebook.db", gb_dest.with_suffix(".tmp"))
         os.replace(gb_dest.with_suffix(".tmp"), gb_dest)
-        record["score"] = round(total, 6)
+        record.score = round(total, 6)
 
     # ------------------------------------------------------------------------------------------ the run
     def run(self, jobs: list[Job], workers: int = 1, force: bool = False) -> list[dict]:
@@ -763,13 +754,13 @@ def _changed_answers(old_path: Path, record: dict) -> list[str]:
     return sorted(k for k in new if k in old and old[k] != new[k])
 
 
-def _limits_hit(errs: list, where: str, record: dict) -> None:
+def _limits_hit(errs: list, where: str, record: GradeRecord) -> None:
     """Record a per-cell timeout or an exhausted memory limit seen in a cell's error outputs."""
     if any(e["ename"] == "CellTimeoutError" for e in errs):
-        record["conditions"].append(["timeout", f"{where} hit the per-cell time limit"])
+        record.add(Status.TIMEOUT, f"{where} hit the per-cell time limit")
     if any(e["ename"] == "MemoryError" or "raised MemoryError" in e["evalue"] or "can't allocate memory" in e["evalue"]
            for e in errs):
-        record["conditions"].append(["memory_limit", f"{where} ran out of memory (limit reached)"])
+        record.add(Status.MEMORY_LIMIT, f"{where} ran out of memory (limit reached)")
 
 
 def _title(source: str) -> str:
@@ -785,38 +776,6 @@ def _tail(path: Path, n: int = 400) -> str:
         return path.read_text(errors="replace")[-n:]
     except OSError:
         return ""
-
-
-def _finish(record: dict) -> dict:
-    conds = record["conditions"]
-    kinds = [k for k, _ in conds]
-    if record.get("flags") and "flagged" not in kinds:
-        conds.append(["flagged", f"{len(record['flags'])} pattern(s) to look at (see flags)"])
-        kinds.append("flagged")
-    record["status"] = next((s for s in STATUSES if s in kinds), "graded")
-    seen, detail = set(), []
-    for k, d in conds:
-        if (k, d) not in seen and k != "needs_manual_grade":
-            seen.add((k, d))
-            detail.append(d)
-    # repairs that change what was graded (a cell put back, retyped, restored): the instructor sees them here
-    detail += [n for n in record.get("notes", []) if any(w in n for w in ("put back", "graded as code", "restored as"))][:3]
-    manual = [d for k, d in conds if k == "needs_manual_grade"]
-    if manual:
-        detail.append(f"{len(manual)} answer(s) to grade by hand")
-    record["detail"] = "; ".join(detail)
-    return record
-
-
-def write_csv(path: Path, records) -> None:
-    """grades.csv: one row per (student, assignment), sorted, atomically replaced; folder and notebook names in it
-    are the students', so it is written by spreadsheet.csv_text (test_spreadsheet.py)."""
-    from autograde.spreadsheet import csv_text
-
-    rows = [[r["student"], r["assignment"], f"{r['score']:g}", f"{r['max_score']:g}", r["status"],
-             "; ".join(r.get("flags", [])), r["detail"], *deadlines.csv_fields(r)]
-            for r in sorted(records, key=lambda r: (r["student"], r["assignment"]))]
-    write_atomic(path, csv_text(CSV_FIELDS, rows))
 
 
 def _names_in(folder: Path) -> list[str]:
@@ -861,6 +820,6 @@ def grade(course: Course, submissions: Path, out: Path, workers: int = 1, limits
     g.prepare(assignments)
     records = g.run(jobs, workers=workers, force=force)
     if merge:
-        from autograde.gradebook import merge_gradebooks
+        from autograde.gradebook import merge_gradebooks  # gradebook imports nothing of grade: no cycle
         merge_gradebooks(g, records)
     return records

@@ -18,9 +18,10 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from autograde.lms import SAFE_ID
-from autograde.course import Course, write_atomic
+from autograde.course import SAFE_ID, Course, write_atomic
 from autograde.deadlines import copy_into, feedback_notes, notes, refresh_penalty
+from autograde.grades_csv import write_csv
+from autograde.record import Condition, GradeRecord, Status
 from autograde.spreadsheet import csv_text, uncell
 
 
@@ -127,7 +128,6 @@ def merge_gradebooks(grader, records: list[dict]) -> None:
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{out / 'gradebook.db'}") as main:
         # nbgrader's add_submission trips SQLAlchemy autoflush warnings that do not affect the result
         warnings.simplefilter("ignore", category=Warning)
-        from autograde.lms import SAFE_ID
         for r in records:
             if not SAFE_ID.match(r["student"]):
                 continue  # not a student id (`invalid_name`): never graded, never in a gradebook (and a name that
@@ -170,7 +170,6 @@ def merge_gradebooks(grader, records: list[dict]) -> None:
 
 def export(out: Path) -> list[dict]:
     """Rewrite OUT/grades.csv from OUT/details/ plus manual scores entered in OUT/gradebook.db."""
-    from autograde.grade import _finish, write_csv
     from nbgrader.api import Gradebook, MissingEntry
 
     out = Path(out)
@@ -178,18 +177,19 @@ def export(out: Path) -> list[dict]:
     db = out / "gradebook.db"
     if db.exists():
         with Gradebook(f"sqlite:///{db}") as gb:
-            for r in records:
+            for i, r in enumerate(records):
                 if not (out / "gradebooks" / r["student"] / f"{r['assignment']}.db").exists():
                     continue
                 try:
                     sub = gb.find_submission(r["assignment"], r["student"])
                 except MissingEntry:
                     continue
-                r["score"] = round(float(sub.score), 6)
+                rec = GradeRecord.from_json(r)
+                rec.score = round(float(sub.score), 6)
                 pending = [g.name for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade]
-                r["conditions"] = [c for c in r["conditions"] if c[0] != "needs_manual_grade"]
-                r["conditions"] += [["needs_manual_grade", f"{g!r} is graded by hand"] for g in pending]
-                _finish(r)
+                rec.conditions = [c for c in rec.conditions if c.kind is not Status.NEEDS_MANUAL_GRADE]
+                rec.conditions += [Condition(Status.NEEDS_MANUAL_GRADE, f"{g!r} is graded by hand") for g in pending]
+                records[i] = r = rec.finish().to_json()
                 refresh_penalty(r, gb)   # the late policy on the final score (manual marks included)
     write_csv(out / "grades.csv", records)
     return records

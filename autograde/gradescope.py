@@ -29,6 +29,7 @@ import zipfile
 from pathlib import Path
 
 from autograde.course import REPO, Course, hidden_lines, read_notebook, write_atomic
+from autograde.record import GradeRecord
 
 STUDENT = "student"
 SETUP_SH = """\
@@ -172,8 +173,9 @@ def _scrub(text: str, secret: list[str]) -> str:
 
 def results_from_record(record: dict, secret: list[str] = ()) -> dict:
     """Gradescope's results.json for one graded record (``OUT/details/<student>/<assignment>.json``)."""
+    rec = GradeRecord.from_json(record)
     tests, manual = [], []
-    for nb_name, nb in sorted(record.get("notebooks", {}).items()):
+    for nb_name, nb in sorted((rec.notebooks or {}).items()):
         for t in nb["tests"]:
             if t["result"] not in ("passed", "failed"):   # an answer graded by hand
                 manual.append(f"{t['grade_id']} ({t['max_points']:g} point(s))")
@@ -186,7 +188,7 @@ def results_from_record(record: dict, secret: list[str] = ()) -> dict:
                           "score": float(t["points"]), "max_score": float(t["max_points"]),
                           "status": "passed" if passed else "failed", "output": _scrub(out, list(secret)),
                           "visibility": "visible"})
-    lines = [f"Status: {record['status']}" + (f" ({record['detail']})" if record.get("detail") else "")]
+    lines = [f"Status: {rec.status}" + (f" ({rec.detail})" if rec.detail else "")]
     if manual:
         lines.append("Graded by hand on Gradescope: " + ", ".join(manual))
     return {"score": round(sum(t["score"] for t in tests), 6), "output": _scrub("\n".join(lines), list(secret)),

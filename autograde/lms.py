@@ -15,14 +15,15 @@ destination is built only from the assignment id and a student id that is a plai
 from __future__ import annotations
 
 import csv
-import json
 import re
 import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from autograde.course import dump_json, write_atomic
+from autograde.accounts import read_record, record_path
+from autograde.course import SAFE_ID, dump_json, shown, write_atomic
+from autograde.record import Status
 from autograde.spreadsheet import csv_text, uncell
 
 MAX_NOTEBOOK_BYTES = 50 << 20
@@ -30,7 +31,6 @@ CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d
 # Moodle >= 4.1 names the folder without the trailing "_" (mod/assign/feedback/file/importziplib.php reads both)
 MOODLE = re.compile(r"^(?P<name>[^/]+?)_(?P<pid>\d+)_assign(?:submission)?_(?P<plugin>file|onlinetext)"
                     r"(?:_?/(?P<path>.+)|_(?P<file>[^/]*))$")
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}\Z")  # \Z: "$" would let a trailing newline through
 
 
 @dataclass
@@ -214,14 +214,6 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
 
 
 # ----------------------------------------------------------------------------------------- import record
-RECORD_DIR = ".lms"   # SUBMISSIONS/.lms/<assignment>.json; `grade` skips folders whose names begin with "."
-
-
-def record_path(submissions: Path, assignment: str) -> Path:
-    """Where ``import_zip`` keeps which LMS account and zip member each student folder came from."""
-    return Path(submissions) / RECORD_DIR / f"{assignment}.json"
-
-
 def _write_record(submissions: Path, assignment: str, result: ImportResult) -> None:
     """Merge this import's accounts into the record: the feedback zips need each platform's own names back
     (Canvas: user id and attachment id; Moodle: participant id) and lms-export needs to know which folder names
@@ -234,26 +226,10 @@ def _write_record(submissions: Path, assignment: str, result: ImportResult) -> N
     write_atomic(path, dump_json(record))
 
 
-def read_record(submissions: Path | None, assignment: str) -> dict[str, dict]:
-    """Student folder -> the LMS account it was imported from ({} when there is no record)."""
-    if submissions is None:
-        return {}
-    path = record_path(submissions, assignment)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: not an import record")
-    return data
-
-
 # ------------------------------------------------------------------------------------------------ export
 CANVAS_FIXED = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_FIXED = ["First name", "Last name", "ID number", "Email address"]
 MOODLE_LATE = "Lateness"   # after the grade: map it to the assignment's feedback at import, or leave it on "Ignore"
-# statuses whose score is not final: blank in the export (the LMS keeps what it had), listed on stdout
-NOT_FINAL = ("needs_manual_grade", "error")
 
 
 def final_grades(out: Path, assignment: str | None = None) -> tuple[str, list[dict]]:
@@ -325,8 +301,9 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
         sid = r["student"]
         p = people.get(sid)
         account = record.get(sid, {})
-        score = "" if r["status"] in NOT_FINAL else r.get("final_score") or r["score"]   # after the late penalty
-        if r["status"] in NOT_FINAL:
+        final = Status.parse(r["status"]).final   # not final: blank (the LMS keeps what it had), listed on stdout
+        score = (r.get("final_score") or r["score"]) if final else ""   # after the late penalty
+        if not final:
             pending.append(f"{sid} ({r['status']})")
         from_lms = account.get("lms_id") == sid   # the folder is named by the LMS's own id: no roster row matched
         if p is None:
@@ -349,8 +326,7 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
     header = CANVAS_FIXED + [column] if lms == "canvas" else MOODLE_FIXED + [column, MOODLE_LATE]
     # every field through spreadsheet.cell: roster names are the students' LMS display names; RFC 4180 line ends
     write_atomic(Path(dest), csv_text(header, body))
-    from autograde.grade import shown   # student ids are folder names, and grades.csv keeps any folder's row
-
+    # student ids are folder names, and grades.csv keeps any folder's row: shown() escapes them
     if pending:
         log(shown(f"left blank, not final yet: {', '.join(pending)}"))
     if left_out:
@@ -362,7 +338,7 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
             or (r.get("lateness") or "").startswith(("late", "Canvas marked"))]
     if late:
         log(shown(f"late (the grade column holds the score after the penalty): {', '.join(late)}"))
-    flagged = [r["student"] for r in rows if r["status"] == "flagged"]
+    flagged = [r["student"] for r in rows if Status.parse(r["status"]) is Status.FLAGGED]
     if flagged:
         log(shown(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}"))
     return len(body) - (1 if lms == "canvas" else 0)

@@ -320,7 +320,7 @@ def mutation_report(course, assignment: str, by_exercise: dict, log=print, budge
     ``selfcheck.check_bugzoo``. Each mutant gets 20x the reference's own time on the checks (at least 5 s);
     the whole run stops at ``budget_s`` and counts the mutants it did not reach as survivors.
     """
-    from autograde.references import _grading_env
+    from autograde.references import grading_env
     from course_lib.checks.engine import evaluate
 
     t_start = time.perf_counter()
@@ -331,7 +331,7 @@ def mutation_report(course, assignment: str, by_exercise: dict, log=print, budge
             log(f"  mutants: {exercise}: no defining cell found")
             continue
         mutants = mutate(src, exercise)
-        with _grading_env(nb_path.parent, course.path_entries()):
+        with grading_env(nb_path.parent, course.path_entries()):
             t0 = time.perf_counter()
             for chk, expected in checks:
                 evaluate(chk, ns[exercise], expected, raise_on_fail=False, quiet=True)
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from autograde.course import Course
-    from autograde.selfcheck import _memoized_models, exercise_checks
+    from autograde.exercises import exercise_checks, memoized_models
 
     p = argparse.ArgumentParser(prog="python -m autograde.mutants")
     p.add_argument("assignments", nargs="*")
@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for a in args.assignments or course.assignments():
         problems, by_exercise = exercise_checks(course, a)
-        with _memoized_models():
+        with memoized_models():
             rep = mutation_report(course, a, by_exercise, budget_s=args.budget_s)
         print(rep.summary(), flush=True)
         per: dict[str, list[int]] = {}

@@ -29,7 +29,7 @@ class ReferenceFailure(RuntimeError):
 
 
 @contextlib.contextmanager
-def _grading_env(cwd: Path, paths: list[str]):
+def grading_env(cwd: Path, paths: list[str]):
     old_env = {k: os.environ.get(k) for k in ("COURSE_GRADING", "MPLBACKEND")}
     old_cwd, old_path = os.getcwd(), list(sys.path)
     os.environ["COURSE_GRADING"], os.environ["MPLBACKEND"] = "1", "Agg"
@@ -57,7 +57,7 @@ def reference_namespace(course: Course, notebook: Path) -> dict:
 
     nb = read_notebook(notebook)
     shell = InteractiveShell()  # a private shell: its user_ns is the reference namespace
-    with _grading_env(notebook.parent, course.path_entries()):
+    with grading_env(notebook.parent, course.path_entries()):
         for i, cell in enumerate(nb.cells):
             if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell):
                 continue
@@ -93,7 +93,7 @@ def compute_references(course: Course, assignment: str) -> dict:
             if chk.reference_name not in ns or not callable(ns[chk.reference_name]):
                 raise ReferenceFailure(f"{path.name} defines no function {chk.reference_name!r} for check {name!r}")
             cases = chk.cases()
-            with _grading_env(path.parent, course.path_entries()):
+            with grading_env(path.parent, course.path_entries()):
                 outcomes = run_cases(chk, ns[chk.reference_name], cases)
             stored = []
             for case, out in zip(cases, outcomes):

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import shutil
@@ -26,7 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograde.course import Course, check_calls, read_notebook
+from autograde.course import Course
+from autograde.exercises import exercise_checks, memoized_models
+from autograde.record import GradeRecord, Status
 
 
 def stale_files(course: Course, assignments: list[str] | None = None) -> list[str]:
@@ -41,27 +42,6 @@ def stale_files(course: Course, assignments: list[str] | None = None) -> list[st
     return out
 
 
-def _checks_of(course: Course, notebook: Path) -> list[tuple[str, object, object]]:
-    """(kind, check, expected values) for every check the notebook's test cells call."""
-    from autograde.hidden._twins import twins_of
-
-    visible, hidden = course.visible_registry(), course.hidden_registry()
-    out, seen = [], set()
-    calls = check_calls(read_notebook(notebook))
-    twins = twins_of(hidden, calls)
-    for kind, name in [(kind, name) for _, kind, name in calls] + [("twin", t) for t in twins]:
-        if (kind, name) in seen:
-            continue
-        seen.add((kind, name))
-        if kind == "check":
-            chk = visible.get(name)
-            out.append((kind, chk, [c.expected for c in chk.cases()]))
-        else:
-            chk = hidden.get(name)
-            out.append((kind, chk, hidden.expected_values(name)))
-    return out
-
-
 def _target(path: Path) -> str | None:
     """The literal ``TARGET = "..."`` of a bug-zoo file (read without running it)."""
     for node in ast.parse(path.read_text()).body:
@@ -69,35 +49,6 @@ def _target(path: Path) -> str | None:
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
             return node.value.value
     return None
-
-
-def exercise_checks(course: Course, assignment: str) -> tuple[list[str], dict[str, tuple[Path, dict, list]]]:
-    """(problems of the reference solutions, {exercise: (notebook, reference namespace, [(check, expected)])})."""
-    from autograde.references import _grading_env, reference_namespace
-    from course_lib.checks.engine import evaluate
-
-    problems: list[str] = []
-    by_exercise: dict[str, tuple[Path, dict, list]] = {}   # exercise -> (notebook, namespace, its checks)
-    cost: dict[str, float] = {}  # check -> seconds the reference took on it
-    for nb_path in course.source_notebooks(assignment):
-        checks = _checks_of(course, nb_path)
-        if not checks:
-            continue
-        ns = reference_namespace(course, nb_path)
-        with _grading_env(nb_path.parent, course.path_entries()):
-            for kind, chk, expected in checks:
-                fn = ns.get(chk.exercise)
-                t0 = time.perf_counter()
-                r = evaluate(chk, fn, expected, raise_on_fail=False, quiet=True)
-                cost[chk.name] = time.perf_counter() - t0
-                if not r.passed:
-                    problems.append(f"reference solution fails {kind} {chk.name!r}:\n{r.message}")
-                by_exercise.setdefault(chk.exercise, (nb_path, ns, []))[2].append((chk, expected))
-    for _, _, pairs in by_exercise.values():
-        # cheapest first: a wrong answer (bug zoo, mutant) is caught by any failing check, so the order changes
-        # no verdict, only how long the real-size cases take to reach one that is caught early
-        pairs.sort(key=lambda pair: cost[pair[0].name])
-    return problems, by_exercise
 
 
 def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print, mutants: bool = False,
@@ -109,7 +60,7 @@ def check_bugzoo(course: Course, assignment: str, min_bugs: int = 5, log=print, 
         problems += check_mutants(course, assignment, by_exercise, log, min_kill_rate)
     problems += check_alternatives(course, assignment, by_exercise, log)
     counts = {ex: 0 for ex in by_exercise}
-    with _memoized_models():
+    with memoized_models():
         problems += _run_zoo(course, assignment, by_exercise, counts, log)
     for ex, n in sorted(counts.items()):
         if n < min_bugs:
@@ -122,7 +73,7 @@ def check_mutants(course: Course, assignment: str, by_exercise: dict, log=print,
     """Kill rate of machine-made mutants (printed); a problem below ``min_kill_rate`` or for a stale equivalent."""
     from autograde.mutants import mutation_report
 
-    with _memoized_models():
+    with memoized_models():
         rep = mutation_report(course, assignment, by_exercise, log=log)
     log("  " + rep.summary())
     problems = []
@@ -143,11 +94,11 @@ def alternatives_dir(course: Course) -> Path:
 
 def check_alternatives(course: Course, assignment: str, by_exercise: dict, log=print) -> list[str]:
     """Every correct alternative answer (same file format as the bug zoo) must pass every check of its exercise."""
-    from autograde.references import _grading_env
+    from autograde.references import grading_env
     from course_lib.checks.engine import evaluate
 
     problems, n, t0 = [], 0, time.perf_counter()
-    with _memoized_models():
+    with memoized_models():
         for entry in sorted((alternatives_dir(course) / assignment).glob("*.py")):
             target = _target(entry)
             if target not in by_exercise:
@@ -155,7 +106,7 @@ def check_alternatives(course: Course, assignment: str, by_exercise: dict, log=p
                 continue
             nb_path, ns, checks = by_exercise[target]
             alt_ns = dict(ns)
-            with _grading_env(nb_path.parent, course.path_entries()):
+            with grading_env(nb_path.parent, course.path_entries()):
                 try:
                     exec(compile(entry.read_text(), str(entry), "exec"), alt_ns)
                 except Exception as e:  # a broken corpus file is a selfcheck failure, not a crash
@@ -171,48 +122,9 @@ def check_alternatives(course: Course, assignment: str, by_exercise: dict, log=p
     return problems
 
 
-class _MemoModel:
-    """A model whose plain calls ``model(idx)`` are computed once per distinct input (selfcheck only).
-
-    Dozens of wrong answers call the same deterministic model on the same texts; memoizing the forward pass
-    makes the bug zoo several times faster without changing any result (outputs are cloned per call).
-    """
-
-    def __init__(self, model):
-        self._model, self._memo = model, {}
-
-    def __call__(self, idx, *args, **kwargs):
-        import torch
-        if args or kwargs or not isinstance(idx, torch.Tensor):
-            return self._model(idx, *args, **kwargs)
-        key = (str(idx.dtype), tuple(idx.shape), idx.detach().cpu().numpy().tobytes(), torch.is_grad_enabled())
-        if key not in self._memo:
-            self._memo[key] = self._model(idx)
-        return self._memo[key].clone()
-
-    def __getattr__(self, name):
-        return getattr(self._model, name)
-
-
-@contextlib.contextmanager
-def _memoized_models():
-    from course_lib.checks import engine
-    torch = sys.modules.get("torch")
-    saved = dict(engine._RESOURCE_CACHE)
-    if torch is not None:
-        for name, value in saved.items():
-            if isinstance(value, torch.nn.Module):
-                engine._RESOURCE_CACHE[name] = _MemoModel(value)
-    try:
-        yield
-    finally:
-        engine._RESOURCE_CACHE.clear()
-        engine._RESOURCE_CACHE.update(saved)
-
-
 def _run_zoo(course: Course, assignment: str, by_exercise: dict, counts: dict, log) -> list[str]:
     """Evaluate each bug-zoo entry against the checks of its exercise; count entries per exercise."""
-    from autograde.references import _grading_env
+    from autograde.references import grading_env
     from course_lib.checks.engine import evaluate
 
     problems = []
@@ -224,7 +136,7 @@ def _run_zoo(course: Course, assignment: str, by_exercise: dict, counts: dict, l
             continue
         nb_path, ns, checks = by_exercise[target]
         bug_ns = dict(ns)  # the wrong function may call the notebook's other (reference) functions
-        with _grading_env(nb_path.parent, course.path_entries()):
+        with grading_env(nb_path.parent, course.path_entries()):
             try:
                 exec(compile(entry.read_text(), str(entry), "exec"), bug_ns)
             except Exception as e:  # a broken zoo file is a selfcheck failure, not a crash
@@ -282,7 +194,7 @@ def check_notebooks(course: Course, assignments: list[str], workers: int = 2, lo
         timings = [json.loads(line) for line in (Path(tmp) / "out" / "timings.jsonl").read_text().splitlines()]
     for r in records:
         who, a = r["student"], r["assignment"]
-        status = r["status"]
+        status = GradeRecord.from_json(r).status
         if who == "stripped":
             # the instructor's own notebook: every answer holds solution markers, and the harness must say so
             # (a hard link into solutions/ is graded as a student's otherwise); no other flag is expected
@@ -290,10 +202,11 @@ def check_notebooks(course: Course, assignments: list[str], workers: int = 2, lo
             if not ours:
                 problems.append(f"stripped notebook of {a}: the instructor notebook was graded without the flag "
                                 "that it holds the instructor's text")
-            others = [c for c in r["conditions"] if c[0] == "flagged" and "pattern(s) to look at" not in c[1]]
-            if status == "flagged" and len(ours) == len(r.get("flags", [])) and not others:
-                status = "needs_manual_grade"
-        if status not in ("graded", "needs_manual_grade"):
+            others = [c for c in GradeRecord.from_json(r).conditions
+                      if c.kind is Status.FLAGGED and "pattern(s) to look at" not in c.text]
+            if status is Status.FLAGGED and len(ours) == len(r.get("flags", [])) and not others:
+                status = Status.NEEDS_MANUAL_GRADE
+        if status not in (Status.GRADED, Status.NEEDS_MANUAL_GRADE):
             problems.append(f"{who} notebook of {a}: status {r['status']}: {r['detail']}")
         for name, nb in r["notebooks"].items():
             auto = [t for t in nb["tests"] if t["result"] in ("passed", "failed")]

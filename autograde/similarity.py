@@ -171,7 +171,7 @@ def render_html(pairs: list[Pair], answers: dict[str, dict[str, str]], top: int)
 def write_similarity(source: Path, dest: Path, assignments: list[str] | None = None, top: int = 50,
                      course: Course | None = None, log=print) -> list[Path]:
     """Write similarity.csv (every pair with shared code) and similarity.html (the top pairs) into DEST."""
-    from autograde.grade import shown
+    from autograde.course import shown
 
     course = course or Course()
     answers = collect(source, assignments)

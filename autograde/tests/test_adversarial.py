@@ -36,7 +36,8 @@ import pytest
 
 from autograde import sandbox
 from autograde.course import REPO
-from autograde.grade import STATUSES, Limits, grade
+from autograde.grade import Limits, grade
+from autograde.record import Status
 from autograde.tests import unprivileged
 from autograde.tests.attacks import SECRET_MARK, WRONG_SQUARE, answer, attacks
 from autograde.tests.conftest import RUN_MARK, digest, fixture_course, student_notebook, submit
@@ -177,7 +178,7 @@ def test_the_whole_class_is_graded_each_row_with_a_named_status(graded, mode):
     rows = graded["class"][mode]
     left_out = set(USERNS_SAME) if mode == "userns" else set()
     assert set(rows) == (set(HONEST) | set(graded["attacks"]) | set(MALFORMED)) - left_out
-    assert all(r["status"] in STATUSES for r in rows.values())
+    assert all(r["status"] in [s.value for s in Status] for r in rows.values())
     assert all(r["detail"] for s, r in rows.items() if r["status"] not in ("graded", "needs_manual_grade")), rows
 
 
@@ -207,7 +208,7 @@ def test_malformed_submissions_get_their_own_status(graded):
         assert rows[name]["status"] == "invalid_notebook" and "is a link" in rows[name]["detail"], rows[name]
     with open(graded["runs"]["root"] / "grades.csv") as f:
         assert "\n'=HYPERLINK(1),fx," in f.read()  # shown as text, not run as a formula
-    assert rows["huge_cell"]["status"] in STATUSES
+    assert rows["huge_cell"]["status"] in [s.value for s in Status]
 
 
 @pytest.mark.parametrize("mode", MODES)

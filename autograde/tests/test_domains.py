@@ -290,7 +290,7 @@ def test_min_p_at_its_threshold_by_hand():
 def test_model_on_a_second_device_by_hand():
     """Exact answers of the toy models (2^(7-j)/255 after token 2; 3/4 for the next id, else 1/28), and the model
     refusing ids made on the CPU as a GPU model does, memoised by selfcheck or not."""
-    from autograde.selfcheck import _memoized_models
+    from autograde.exercises import memoized_models
     from course_lib.checks.engine import _RESOURCE_CACHE, _resolve, Resource
 
     i, _ = _case("pipeline_trace", "top_k_next_tokens_hidden", "weights are on another device")
@@ -303,7 +303,7 @@ def test_model_on_a_second_device_by_hand():
 
     for name in ("nb01_pow2_lm_second_device", "nb02_next_id_lm_second_device"):
         _resolve(Resource(name), {})                             # loaded first, as selfcheck finds it
-        with _memoized_models():
+        with memoized_models():
             model = _resolve(Resource(name), {})
             device = next(model.parameters()).device
             assert device.type != "cpu"

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from autograde.course import dump_json
 from autograde.grade import Limits, grade
+from autograde.record import GradeRecord, Status
 from autograde.tests import unprivileged
 from autograde.tests.conftest import (REAL_ASSIGNMENTS, RUN_MARK, digest, grade_on_command_line, handed_over,
                                       student_notebook, submit, temp_owners)
@@ -220,6 +222,19 @@ def test_each_sample_gets_the_right_score_and_status(graded):
     assert "[twin]" not in looked["error"] and "double__twin" not in looked["error"]  # nothing of its inputs
     assert "passed in the kernel but failed outside it" in records["lookup"]["detail"]
     assert "[twin]" in records["lookup"]["hidden_failures"]["fx/test_double"]  # the instructor sees which cases
+
+
+def test_every_details_file_is_a_typed_record_that_comes_back_byte_for_byte(graded):
+    """What the grader wrote parses as a GradeRecord (every condition's kind a Status), whose status is the first
+    Status among its conditions, and whose JSON is the file again (autograde/record.py, test_record.py)."""
+    _, _, out, expected, _, _ = graded
+    files = sorted((out / "details").glob("*/*.json"))
+    assert len(files) == len(expected)
+    for p in files:
+        text = p.read_text(encoding="utf-8")
+        rec = GradeRecord.from_json(json.loads(text))
+        assert dump_json(rec.to_json()) == text, p
+        assert rec.status is Status.most_severe(c.kind for c in rec.conditions), p
 
 
 def test_no_process_outlives_its_grading(graded):

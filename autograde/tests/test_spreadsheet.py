@@ -19,9 +19,11 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograde.grade import Grader, Job, _finish, write_csv
+from autograde.grade import Grader, Job
+from autograde.grades_csv import write_csv
 from autograde.gradebook import import_roster, read_roster
 from autograde.lms import export_grades
+from autograde.record import GradeRecord
 from autograde.spreadsheet import csv_text, uncell
 
 A = "02_logits_softmax"
@@ -83,7 +85,7 @@ def test_submission_folder_named_like_a_formula(tmp_path):
     sub = tmp_path / "subs" / "s1" / A
     (sub / evil).mkdir(parents=True)
     _, notes, conds = Grader._read_submission(None, Job("s1", A, sub), SimpleNamespace(notebooks={A: ""}))
-    record = _finish({"student": "s1", "assignment": A, "score": 0.0, "max_score": 26.0, "conditions": conds})
+    record = GradeRecord("s1", A, score=0.0, max_score=26.0, conditions=conds).finish().to_json()
     assert record["detail"].startswith(evil)                           # the attack reaches the field
     write_csv(tmp_path / "grades.csv", [record])
     header, row = _read(tmp_path / "grades.csv")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograde.course import Course
-from autograde.references import _grading_env, reference_namespace
+from autograde.references import grading_env, reference_namespace
 from course_lib.checks.engine import evaluate
 
 PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case that must catch it)
@@ -69,7 +69,7 @@ def test_a_partial_answer_fails_a_visible_case_it_can_read(assignment, entry, la
     nb = _notebook_of(course, assignment, target)
     ns = reference_namespace(course, nb)
     check = course.visible_registry().get(target)
-    with _grading_env(nb.parent, course.path_entries()):
+    with grading_env(nb.parent, course.path_entries()):
         honest = evaluate(check, ns[target], [c.expected for c in check.cases()], raise_on_fail=False, quiet=True)
         assert honest.passed, f"control: the reference fails its own visible check:\n{honest.message}"
         bug_ns = dict(ns)
