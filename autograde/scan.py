@@ -142,14 +142,31 @@ def scan_source(source: str) -> list[str]:
                 if not isinstance(looked_up, ast.Constant) and (
                         on_module or isinstance(looked_up, (ast.BinOp, ast.JoinedStr, ast.Call))):
                     flags.append(f"{name}() with a computed name: hides what it reaches")
-            if name.rsplit(".", 1)[-1] in C_LOOPS and any(_range_over_a_size(a, sized) for a in node.args):
+            if name.rsplit(".", 1)[-1] in C_LOOPS and any(_range_over_a_size(a, sized) for a in node.args) \
+                    and not _python_key(node, name.rsplit(".", 1)[-1]):
                 flags.append(f"{name}() over range(<a size>): a loop run by C code, which the cost checks cannot count")
     return flags
 
 
 # builtins that iterate in C: a loop over the vocabulary handed to them makes no Python line (test_scan.py::test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_are_not:
 # map(set.__contains__, range(V)) kept a 05 cost exercise's points); a flag asks an instructor to look
-C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile"}
+C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile",
+           # and those that call a key or a function per item (threat model, white-box red team 21, B11:
+           # sorted(range(V), key=follow.__contains__))
+           "sorted", "min", "max", "reduce", "groupby", "nsmallest", "nlargest"}
+
+
+KEYED = {"sorted", "min", "max", "reduce", "groupby", "nsmallest", "nlargest"}
+
+
+def _python_key(node: ast.Call, name: str) -> bool:
+    """A keyed builtin whose key (or reduce's function) is a lambda: Python code, whose lines the cost checks
+    count (an honest beam search sorts its candidates so)."""
+    if name not in KEYED:
+        return False
+    key = next((k.value for k in node.keywords if k.arg == "key"), node.args[0] if name == "reduce" and node.args
+               else None)
+    return isinstance(key, ast.Lambda)
 
 
 # what makes a sequence as long as a size at run time: range(V), islice(count(), V), torch.arange(V), x.tolist()

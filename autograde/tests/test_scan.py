@@ -285,13 +285,18 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               # the vocabulary made a list first, then handed to map (threat model, white-box red team 20, A5); and
               # other sized sources
               "vocab = torch.arange(logits.shape[-1]).tolist()\nbanned = list(map(follow.__contains__, vocab))",
-              "hit = list(map(f, islice(count(), V)))"]
+              "hit = list(map(f, islice(count(), V)))",
+              # white-box red team 21, B11: a key function called per item by C code
+              "banned = sorted(range(V), key=follow.__contains__)[-k:]", "best = max(range(logits.shape[-1]), key=f)",
+              "acc = reduce(g, range(V), 0)"]
     for src in looped:
         assert any("over range(<a size>)" in f for f in scan_source(src)), src
     honest = ["pairs = list(zip(ids[:-1], ids[1:]))", "rows = list(map(len, seqs))",
               "grams = set(zip(*[r[i:len(r) - n + 1 + i] for i in range(n)]))",
               "for v in range(V):\n    pass", "xs = list(map(float, range(10)))",
               "rows = ids.tolist()\nout = list(map(len, rows))", "prefix = tuple(row[L - n + 1:])",
-              "layers = tuple(range(model.config.n_layer))"]
+              "layers = tuple(range(model.config.n_layer))",
+              # a lambda key is Python code: its lines are counted (an honest beam search sorts candidates so)
+              "order = sorted(range(len(scores)), key=lambda i: -scores[i])[:b]"]
     for src in honest:
         assert scan_source(src) == [], src
