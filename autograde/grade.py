@@ -228,6 +228,43 @@ def _die_with_parent_fn():
     return preexec
 
 
+def _take_report(report: dict | None, nb, name: str, tests: list[str], record: GradeRecord, outputs: dict,
+                 inside_failed: dict[str, set[str]]) -> list[int]:
+    """What the kernel's run says (cells that died or stuck, outputs, test cells that failed inside) into the
+    record; the cells the verification must skip. No report: every test counts as failed inside."""
+    if report is None:
+        inside_failed[name] = set(tests)
+        return []
+    for i in report["died"]:
+        record.add(Status.KERNEL_DIED, f"cell {i} of {name}.ipynb killed the kernel; graded without it")
+    for i in report["stuck"]:
+        record.add(Status.TIMEOUT, f"cell {i} of {name}.ipynb could not be interrupted; graded without it")
+    for i, items in report["outputs"].items():
+        outputs[f"{name}/{i}"] = items
+        errs = [o for o in items if o["kind"] == "error"]
+        where = (f"test {nbg(nb.cells[i]).get('grade_id')!r}" if is_autograded_test(nb.cells[i])
+                 else f"cell {i} of {name}.ipynb")
+        _limits_hit(errs, where, record)
+        if errs and is_autograded_test(nb.cells[i]):
+            inside_failed.setdefault(name, set()).add(nbg(nb.cells[i])["grade_id"])
+    return sorted(set(report["died"]) | set(report["stuck"]))
+
+
+def _take_verdict(verdict, name: str, record: GradeRecord) -> None:
+    """The verification's conditions into the record; what its process said goes to the details only."""
+    if verdict.stderr_tail:  # the instructor's details only: never a page the student sees
+        record.extra.setdefault("verify_stderr", {})[name] = verdict.stderr_tail
+    if verdict.memory_enforced_by:
+        record.extra.setdefault("memory_enforced_by", {})[f"{name}/verify"] = verdict.memory_enforced_by
+    if verdict.memory_limit:
+        record.add(Status.MEMORY_LIMIT, f"the answers of {name}.ipynb, checked again, together "
+                   f"reached the memory limit (held by {verdict.memory_enforced_by})")
+    for why in verdict.tampered:
+        record.add(Status.FLAGGED, f"{name}.ipynb: {why}"[:600])
+    if verdict.tamper_reports:  # the process's own words: the instructor's details only, never the detail
+        record.extra.setdefault("tamper_reports", {})[name] = [r[:600] for r in verdict.tamper_reports[:50]]
+
+
 def _run_worker(jobdir: Path, env: dict, deadline: float) -> tuple[int | None, float]:
     """Run the worker; (exit code or None if the wall-clock limit struck, CPU seconds of it and its children)."""
     import subprocess
@@ -432,8 +469,7 @@ class Grader:
     def _grade_in(self, work: Path, job: Job, t, present: dict, maxes: dict, record: GradeRecord,
                   slot) -> GradeRecord:
         """Intake, the sandboxed run, the sandboxed verification, then the trusted pass (see module docstring)."""
-        from autograde.intake import intake
-        from autograde.verify import course_sandbox, rules_of, verify_notebook
+        from autograde.verify import course_sandbox, verify_notebook
 
         deadline = time.monotonic() + self.limits.wall_s
         course_dir = work / "course"
@@ -442,20 +478,7 @@ class Grader:
         shutil.copytree(t.data_dir, course_dir / "source" / job.assignment)
         shutil.copyfile(t.gradebook, course_dir / "gradebook.db")
         deadlines.into_course(course_dir, job.assignment, job.student, job.late)
-        rebuilt: dict[str, str] = {}
-        broken_rules: dict[str, dict[str, list[str]]] = {}
-        for name, raw in sorted(present.items()):
-            got = intake(raw, t.notebooks[name], job.assignment, self._known, scan=True,
-                         rules=rules_of(self.course, t.source_paths[name]))
-            if got.status != "ok":
-                record.add(Status.parse(got.status), f"{name}.ipynb: {got.detail}")
-                continue
-            record.notes += [f"{name}.ipynb: {n}" for n in got.notes]
-            record.flags = [*(record.flags or []), *(f"{name}.ipynb {f}" if len(present) > 1 else f for f in got.flags)]
-            record.flags += _instructor_text(got.notebook, t.source_paths[name])
-            (sub / f"{name}.ipynb").write_text(got.notebook, encoding="utf-8")
-            rebuilt[name] = got.notebook
-            broken_rules[name] = got.rule_failures
+        rebuilt, broken_rules = self._intake_all(job, t, present, record, sub)
         if not rebuilt:
             return record.finish()
         policy = self._sandbox_policy()
@@ -502,25 +525,7 @@ class Grader:
             except boundary.Rejected as e:
                 record.add(Status.ERROR, f"the run of {name}.ipynb could not be read back ({e}); "
                            "its tests count as failed")
-            skipped: list[int] = []
-            if report is not None:
-                for i in report["died"]:
-                    record.add(Status.KERNEL_DIED, f"cell {i} of {name}.ipynb killed the kernel; "
-                               "graded without it")
-                for i in report["stuck"]:
-                    record.add(Status.TIMEOUT, f"cell {i} of {name}.ipynb could not be interrupted; "
-                               "graded without it")
-                skipped = sorted(set(report["died"]) | set(report["stuck"]))
-                for i, items in report["outputs"].items():
-                    outputs[f"{name}/{i}"] = items
-                    errs = [o for o in items if o["kind"] == "error"]
-                    where = (f"test {nbg(nb.cells[i]).get('grade_id')!r}" if is_autograded_test(nb.cells[i])
-                             else f"cell {i} of {name}.ipynb")
-                    _limits_hit(errs, where, record)
-                    if errs and is_autograded_test(nb.cells[i]):
-                        inside_failed.setdefault(name, set()).add(nbg(nb.cells[i])["grade_id"])
-            else:
-                inside_failed[name] = set(tests)
+            skipped = _take_report(report, nb, name, tests, record, outputs, inside_failed)
             t_verify = time.monotonic()
             if time.monotonic() >= deadline:
                 record.add(Status.TIMEOUT, f"wall-clock limit of {self.limits.wall_s:g} s reached "
@@ -530,17 +535,7 @@ class Grader:
                                       policy=policy, wall_s=max(1.0, deadline - time.monotonic()),
                                       model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
                                       sandboxed=slot is not None, rule_failures=broken_rules.get(name))
-            if verdict.stderr_tail:  # the instructor's details only: never a page the student sees
-                record.extra.setdefault("verify_stderr", {})[name] = verdict.stderr_tail
-            if verdict.memory_enforced_by:
-                record.extra.setdefault("memory_enforced_by", {})[f"{name}/verify"] = verdict.memory_enforced_by
-            if verdict.memory_limit:
-                record.add(Status.MEMORY_LIMIT, f"the answers of {name}.ipynb, checked again, together "
-                           f"reached the memory limit (held by {verdict.memory_enforced_by})")
-            for why in verdict.tampered:
-                record.add(Status.FLAGGED, f"{name}.ipynb: {why}"[:600])
-            if verdict.tamper_reports:  # the process's own words: the instructor's details only, never the detail
-                record.extra.setdefault("tamper_reports", {})[name] = [r[:600] for r in verdict.tamper_reports[:50]]
+            _take_verdict(verdict, name, record)
             _add_seconds(record, "verify", time.monotonic() - t_verify)
             for gid in tests:
                 ok = verdict.cells.get(gid) is True and verdict.error is None
@@ -597,6 +592,29 @@ class Grader:
                        "test code (look at the autograded notebook)")
         self._collect(work, job, sorted(rebuilt), maxes, record, t.source_paths)
         return record.finish()
+
+    def _intake_all(self, job: Job, t, present: dict, record: GradeRecord,
+                    sub: Path) -> tuple[dict[str, str], dict[str, dict[str, list[str]]]]:
+        """Each submitted notebook through the intake child: rebuilt text and broken rules by notebook name; a
+        notebook intake refuses adds its status to the record."""
+        from autograde.intake import intake
+        from autograde.verify import rules_of
+
+        rebuilt: dict[str, str] = {}
+        broken_rules: dict[str, dict[str, list[str]]] = {}
+        for name, raw in sorted(present.items()):
+            got = intake(raw, t.notebooks[name], job.assignment, self._known, scan=True,
+                         rules=rules_of(self.course, t.source_paths[name]))
+            if got.status != "ok":
+                record.add(Status.parse(got.status), f"{name}.ipynb: {got.detail}")
+                continue
+            record.notes += [f"{name}.ipynb: {n}" for n in got.notes]
+            record.flags = [*(record.flags or []), *(f"{name}.ipynb {f}" if len(present) > 1 else f for f in got.flags)]
+            record.flags += _instructor_text(got.notebook, t.source_paths[name])
+            (sub / f"{name}.ipynb").write_text(got.notebook, encoding="utf-8")
+            rebuilt[name] = got.notebook
+            broken_rules[name] = got.rule_failures
+        return rebuilt, broken_rules
 
     def _sandbox_policy(self):
         return sandbox.Policy(memory_bytes=self.limits.memory_bytes, max_processes=self.limits.max_processes,
