@@ -182,12 +182,12 @@ def _child() -> int:
     import signal
     import socket
 
-    from autograde.inside.runner import _not_dumpable
+    from autograde.inside.runner import not_dumpable
 
     job = json.loads(_read_frame(0) or b"{}")
     if "notebook" not in job:
         raise SystemExit("no job on standard input")
-    _not_dumpable()  # before the fork: the answers' process starts not dumpable too, and never holds the relay's
+    not_dumpable()  # before the fork: the answers' process starts not dumpable too, and never holds the relay's
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:

@@ -194,7 +194,7 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
     return outputs, ended, why
 
 
-def _not_dumpable() -> None:
+def not_dumpable() -> None:
     """The kernel runs as this process's uid: without this it could ptrace the runner, write its memory through
     /proc, or take its report pipe with pidfd_getfd (an attack did all three:
     test_runner_shield.py::test_a_process_of_the_same_uid_cannot_open_the_runners_memory). A process that is not dumpable refuses all of them to a process of the same uid without CAP_SYS_PTRACE;
@@ -209,7 +209,7 @@ def _not_dumpable() -> None:
 
 def main() -> int:
     """Read the job, run the notebook (again without a cell that killed the kernel), print the framed result."""
-    _not_dumpable()
+    not_dumpable()
     job = json.loads(sys.stdin.buffer.read())
     out_fd = os.dup(1)  # the framed result goes here; the student's code sees a /dev/null standard output
     null = os.open(os.devnull, os.O_WRONLY)

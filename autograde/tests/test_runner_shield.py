@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from autograde.inside.runner import _not_dumpable
+from autograde.inside.runner import not_dumpable
 
 UID = 65534
 
@@ -23,7 +23,7 @@ def _open_mem_of_a_sibling(shield: bool) -> bool:
         os.setresuid(UID, UID, UID)
         ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # as after an exec: dumpable (a uid change had cleared it)
         if shield:
-            _not_dumpable()
+            not_dumpable()
         os.write(w, b"x")
         time.sleep(30)
         os._exit(0)

@@ -286,7 +286,7 @@ def test_no_process_in_a_sandbox_holds_the_graders_pipes_but_the_first(mode):
     `--as-pid-1` the command is pid 2 and, in a user namespace, the child opens pid 1's pipes and reads the mark)."""
     got = run(mode, """
         import ctypes, os
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # as autograde.inside.runner._not_dumpable
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # as autograde.inside.runner.not_dumpable
         pid = os.fork()
         if pid == 0:
             me, opened = os.getpid(), []
