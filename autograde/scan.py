@@ -254,6 +254,11 @@ MODULE_NAMES = {
                "get_origin"},
     "string": {"ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits", "octdigits",
                "punctuation", "printable", "whitespace", "capwords"},
+    # os starts processes under many names (forkpty, posix_spawnp, exec*) and reads and writes descriptors under
+    # more (eventfd_read, splice, copy_file_range): threat model, white-box red team 21, B12
+    "os": {"path", "environ", "getenv", "getcwd", "listdir", "scandir", "walk", "makedirs", "mkdir", "remove",
+           "unlink", "rename", "replace", "rmdir", "stat", "sep", "linesep", "pathsep", "curdir", "pardir",
+           "devnull", "name", "cpu_count", "getpid", "fspath", "PathLike", "get_terminal_size"},
 }
 
 

@@ -99,7 +99,21 @@ def _student_threads(history: object = None) -> str:
     import threading
 
     me = threading.get_ident()
-    return ", ".join([t.name for t in threading.enumerate() if t.ident != me and t is not history][:3])
+    busy = [t.name for t in threading.enumerate() if t.ident != me and t is not history]
+    return ", ".join((busy + [f"process {pid}" for pid in _child_processes()])[:3])
+
+
+def _child_processes() -> list[str]:
+    """Pids of this process's children: the verification starts none, so any is the notebook's (a worker forked
+    by os.forkpty at cell time computed torch.softmax for the answers: threat model, white-box red team 21, B12)."""
+    pids: list[str] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += f.read().split()
+    except OSError:
+        pass
+    return pids
 
 
 def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
@@ -132,10 +146,10 @@ def _load_check_packages() -> None:
 
 
 def _every_case_fails(info: dict, busy: str) -> str:
-    """The reply to a check with rules while another thread runs: the rules are watched in this thread only, and
-    a thread the notebook left running could do the work."""
-    why = (f"a thread your notebook started ({busy}) was still running when this check ran: the rules of "
-           "this exercise cannot be checked next to it (answers must not leave threads running)")
+    """The reply to a check with rules while another thread or process runs: the rules are watched in this thread
+    only, and a thread or process the notebook left running could do the work."""
+    why = (f"a thread or process your notebook started ({busy}) was still running when this check ran: the rules "
+           "of this exercise cannot be checked next to it (answers must not leave threads or processes running)")
     return json.dumps([{"label": c["label"], "error": why, "mutated": []} for c in json.loads(info["payload"])["cases"]])
 
 

@@ -243,7 +243,7 @@ def test_a_library_thread_that_runs_the_notebooks_code_fails_the_rule_bearing_ch
 
     verdict = _verify({"softmax": MONITOR})
     assert verdict.error is None, verdict.error
-    assert "a thread your notebook started" in verdict.messages.get("softmax", ""), verdict.messages
+    assert "a thread or process your notebook started" in verdict.messages.get("softmax", ""), verdict.messages
     honest = MONITOR.replace("    monitor_interval = 0.02\n", "").replace(
         "    return _wait(logits)", "    e = (logits - logits.amax(-1, keepdim=True)).exp()\n"
         "    return e / e.sum(-1, keepdim=True)")
@@ -274,3 +274,33 @@ def test_a_module_the_notebook_writes_and_imports_is_refused_by_reading_and_repo
     assert verdict.error is None, verdict.error
     assert any("imported from the notebook's own folder (statistics.py)" in t for t in verdict.tamper_reports), \
         verdict.tamper_reports
+
+
+FORKED = '''import os
+import time
+
+_r, _w = os.pipe()
+_pid = os.getpid()
+if hasattr(os, "fork"):
+    _child = os.fork()
+    if _child == 0:
+        time.sleep(600)
+
+
+def softmax(logits):
+    e = (logits - logits.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+'''
+
+
+def test_a_process_the_notebook_forked_fails_the_rule_bearing_checks():
+    """White-box red team 21 (B12): a worker forked at cell time (os.forkpty, names no list had) computed
+    torch.softmax for an answer that only moved bits through pipes. The reading now allows only the os names
+    answers use (test_scan.py); at run time, a child process of the answers' process fails every check of an
+    exercise with rules, as a thread does. Here the child only sleeps and the answer is right: still refused."""
+    from autograde.tests.test_watch_record import _verify
+
+    verdict = _verify({"softmax": FORKED})
+    assert verdict.error is None, verdict.error
+    assert "a thread or process your notebook started (process " in verdict.messages.get("softmax", ""), \
+        verdict.messages

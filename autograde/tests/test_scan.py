@@ -179,6 +179,9 @@ REACHING_IN = [
     "import sys\nsys.meta_path.insert(0, finder)",
     "class L(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
     "        return func(*args)", "def softmax(x):\n    return x.clone().as_subclass(K)",
+    # B12: a process forked under another name, fed through descriptors under other names
+    "import os\npid, fd = os.forkpty()", "import os\nos.eventfd_write(w, 1)", "from os import posix_spawnp",
+    "import os\nos.register_at_fork(after_in_child=f)",
 ]
 # cells that are harmless alone and reach in together: a name imported in one cell, used in the next
 REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
