@@ -436,3 +436,21 @@ def test_course_libs_own_loop_is_not_an_answer_to_generate_loop():
     course = Course()
     reference = reference_namespace(course, course.solutions / "04_generation_loop" / "04_generation_loop.ipynb")
     assert evaluate(chk, reference["generate_loop"], raise_on_fail=False, quiet=True).passed
+
+
+def test_a_local_named_like_an_import_is_the_functions_own_and_a_module_chain_is_still_read():
+    """White-box red team 21 (B13, fairness): an honest softmax whose helper had a parameter named `check` (the
+    set-up cell imports course_lib.checks' `check`) lost its exercise: the reading resolved the parameter through
+    the import. A bare name the function binds is now its own; a chain rooted at such a name is still read through
+    the imports (a parameter `torch` handed the module). Controls: the same helper with the name renamed; the
+    check named as the import."""
+    setup = "import torch\nfrom course_lib.checks import check, check_all\n"
+    honest = ("def _stable(x, check):\n    return x - (x.amax(-1, keepdim=True) if check else 0)\n"
+              "def softmax(logits):\n    e = _stable(logits, True).exp()\n    return e / e.sum(-1, keepdim=True)\n")
+    rules = [*SOFTMAX_FORBIDDEN, "course_lib.checks.*"]
+    assert notebook_violations([setup, honest], "softmax", rules) == []
+    assert notebook_violations([setup, honest.replace("check", "shift")], "softmax", rules) == []
+    handed = "def _f(x, torch):\n    return torch.softmax(x, -1)\ndef softmax(logits):\n    return _f(logits, torch)\n"
+    assert notebook_violations([setup, handed], "softmax", rules) != []
+    calls = "def softmax(logits):\n    check('softmax', None)\n    return logits\n"
+    assert notebook_violations([setup, calls], "softmax", rules) != []

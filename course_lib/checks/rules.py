@@ -280,7 +280,12 @@ class _Scanner:
                         add(node, rule)
             if isinstance(node, ast.Attribute) and node.attr in (DUNDER_LOOKUPS if self.strict else UNIVERSAL_DUNDERS):
                 add(node, f"a lookup through {node.attr}")
-            if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            # a bare name the function binds itself (a parameter `check`) is its own value, not the import of that
+            # name (threat model, white-box red team 21, B13: an honest helper lost its exercise); a chain rooted
+            # at one (`torch.softmax` with a parameter `torch`) is still read through the imports
+            own = isinstance(node, ast.Name) and node.id in local
+            if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store) \
+                    and not own:
                 parts = _dotted(node)
                 full = self.resolve(parts) if parts else None
                 if (full in DYNAMIC and (self.strict or full in UNIVERSAL)
@@ -294,7 +299,8 @@ class _Scanner:
                     full = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
                     if rule := self.matches(full):
                         add(node, rule)
-            elif isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            elif isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store) \
+                    and not own:
                 parts = _dotted(node)
                 full = self.resolve(parts) if parts else None
                 if full is not None and (rule := self.matches(full)):
