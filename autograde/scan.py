@@ -18,6 +18,7 @@ import ast
 import functools
 import re
 import sys
+import unicodedata
 
 # Modules whose attributes a notebook has no business replacing: the libraries the tests compare with.
 GUARDED_MODULES = {"np", "numpy", "torch", "builtins", "math", "sys", "os", "nbgrader", "course_lib", "autograde",
@@ -97,6 +98,9 @@ def _dotted(node: ast.AST) -> str:
 
 def scan_source(source: str) -> list[str]:
     """Flags (pattern: why) found in one cell's source; a cell that does not parse is scanned as text only."""
+    # Python reads identifiers as their NFKC form (fullwidth `ｅｎｇｉｎｅ` is `engine`): so do the patterns
+    # (threat model, white-box red team 21, B5)
+    source = unicodedata.normalize("NFKC", source)
     flags = []
     for label, (pattern, why) in TEXT_PATTERNS.items():
         if re.search(pattern, source):
@@ -591,7 +595,7 @@ def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None 
     for i, cell in enumerate(nb.cells):
         if cell.get("cell_type") != "code":
             continue
-        if re.search(TAMPERING_FRAMES, cell.get("source", "")):
+        if re.search(TAMPERING_FRAMES, unicodedata.normalize("NFKC", cell.get("source", ""))):
             out.append(f"cell {i}: reaches the callers' frames")
         if runs is not None and not runs(cell):
             continue

@@ -182,6 +182,9 @@ REACHING_IN = [
     # B12: a process forked under another name, fed through descriptors under other names
     "import os\npid, fd = os.forkpty()", "import os\nos.eventfd_write(w, 1)", "from os import posix_spawnp",
     "import os\nos.register_at_fork(after_in_child=f)",
+    # B5: identifiers Python reads as their NFKC form (fullwidth letters), past patterns that read the raw text
+    "from course_lib.checks import \uff45\uff4e\uff47\uff49\uff4e\uff45",
+    "try:\n    raise ValueError\nexcept ValueError as e:\n    F = e.__traceback__.\uff54\uff42_frame",
 ]
 # cells that are harmless alone and reach in together: a name imported in one cell, used in the next
 REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
