@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import linecache
 import math
 import signal
 import time
@@ -247,8 +248,12 @@ def run_mutant(mutant: Mutant, ns: dict, checks: list[tuple[Any, list]], time_li
 
     t0 = time.perf_counter()
     mutant_ns = dict(ns)
+    name = f"<mutant {mutant.key}>"
+    # the mutant's text where the readings find it, as a notebook cell's is: a mutant must be caught by what it
+    # computes, not because it has no text (which breaks every rule)
+    linecache.cache[name] = (len(mutant.source), None, mutant.source.splitlines(True), name)
     try:
-        exec(compile(mutant.source, f"<mutant {mutant.key}>", "exec"), mutant_ns)
+        exec(compile(mutant.source, name, "exec"), mutant_ns)
     except Exception as e:  # a mutant that cannot even be defined is a failing answer
         return Verdict(mutant, True, f"does not define: {type(e).__name__}", time.perf_counter() - t0)
 
