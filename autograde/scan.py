@@ -262,7 +262,11 @@ MODULE_NAMES = {
     # more (eventfd_read, splice, copy_file_range): threat model, white-box red team 21, B12
     "os": {"path", "environ", "getenv", "getcwd", "listdir", "scandir", "walk", "makedirs", "mkdir", "remove",
            "unlink", "rename", "replace", "rmdir", "stat", "sep", "linesep", "pathsep", "curdir", "pardir",
-           "devnull", "name", "cpu_count", "getpid", "fspath", "PathLike", "get_terminal_size"},
+           "devnull", "name", "cpu_count", "getpid", "fspath", "PathLike", "get_terminal_size", "sched_getaffinity",
+           "urandom", "times",
+           # os._exit kills its own process: the kernel's death is graded as such (kernel_died), and the answers'
+           # process refuses it; it reaches nothing
+           "_exit"},
 }
 
 
