@@ -263,9 +263,9 @@ MODULE_NAMES = {
     "os": {"path", "environ", "getenv", "getcwd", "listdir", "scandir", "walk", "makedirs", "mkdir", "remove",
            "unlink", "rename", "replace", "rmdir", "stat", "sep", "linesep", "pathsep", "curdir", "pardir",
            "devnull", "name", "cpu_count", "getpid", "fspath", "PathLike", "get_terminal_size", "sched_getaffinity",
-           "urandom", "times",
-           # os._exit kills its own process: the kernel's death is graded as such (kernel_died), and the answers'
-           # process refuses it; it reaches nothing
+           "urandom", "times", "abort",
+           # os._exit and os.abort kill their own process: the kernel's death is graded as such (kernel_died);
+           # they reach nothing
            "_exit"},
 }
 
