@@ -15,6 +15,7 @@ placeholders ``Resource``/``Generator`` (course_lib.checks.engine) are one-key o
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import sys
@@ -95,15 +96,20 @@ def encode(x: Any) -> Any:
     raise TypeError(f"values of type {t.__module__}.{t.__qualname__} are not supported")
 
 
+@functools.lru_cache(maxsize=1)
+def _torch_dtypes() -> dict:
+    """torch's dtypes by name (float32, bfloat16, ...), made once: decoding looks one up per tensor."""
+    import torch
+
+    return {str(t).removeprefix("torch."): t for t in vars(torch).values() if isinstance(t, torch.dtype)}
+
+
 def _torch_dtype(name: object):
     """torch's dtype of that name, looked up in torch's own dtypes: a name from a sandbox is never handed to
     getattr(torch, ...), which imports a lazy submodule of any name (white-box red team 21: torch._dynamo)."""
-    import torch
-
-    dtypes = {str(t).removeprefix("torch."): t for t in vars(torch).values() if isinstance(t, torch.dtype)}
-    if not isinstance(name, str) or name not in dtypes:
+    if not isinstance(name, str) or name not in _torch_dtypes():
         raise ValueError("unknown dtype")
-    return dtypes[name]
+    return _torch_dtypes()[name]
 
 
 def decode(j: Any) -> Any:
