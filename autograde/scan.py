@@ -154,13 +154,11 @@ def scan_source(source: str) -> list[str]:
 
 # builtins that iterate in C: a loop over the vocabulary handed to them makes no Python line (test_scan.py::test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_are_not:
 # map(set.__contains__, range(V)) kept a 05 cost exercise's points); a flag asks an instructor to look
-C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile",
-           # and those that call a key or a function per item (threat model, white-box red team 21, B11:
-           # sorted(range(V), key=follow.__contains__))
-           "sorted", "min", "max", "reduce", "groupby", "nsmallest", "nlargest"}
-
-
+# and those that call a key or a function per item (threat model, white-box red team 21, B11:
+# sorted(range(V), key=follow.__contains__))
 KEYED = {"sorted", "min", "max", "reduce", "groupby", "nsmallest", "nlargest"}
+C_LOOPS = {"map", "filter", "compress", "starmap", "zip", "accumulate", "filterfalse", "takewhile", "dropwhile",
+           *KEYED}
 
 
 def _python_key(node: ast.Call, name: str) -> bool:
@@ -295,6 +293,16 @@ def _refused_module_inside(full: str) -> str | None:
         if part in _module_names() and not _allowed_import(part) \
                 and ".".join(parts[:i + 1]) not in ATTRIBUTES_NAMED_LIKE_MODULES:
             return part
+    return None
+
+
+def _not_allowed(full: str, names: list[str], inside: bool) -> str | None:
+    """Why ``full`` (or one of ``names``, its forms through other modules) is not a name an answer may use: a name
+    outside MODULE_NAMES, or (``inside``: a dotted name that starts at a module) a refused module within it."""
+    if refused := next((r for n in names if (r := _module_name_refused(n))), None):
+        return f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)"
+    if inside and (module := _refused_module_inside(full)):
+        return f"the module {module} inside {full} (not among the modules an answer may use)"
     return None
 
 
@@ -512,10 +520,8 @@ class _Reading:
             self.add(node, f"{evaluator} (runs or looks up code by a string, or reaches the checking process)")
         elif registry := next((r for n in names for r in REGISTRIES if n == r or n.startswith(r + ".")), None):
             self.add(node, f"{registry}: reaches functions through a registry or loads code")
-        elif refused := next((r for n in names if (r := _module_name_refused(n))), None):
-            self.add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
-        elif rooted and (module := _refused_module_inside(full)):
-            self.add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
+        elif why := _not_allowed(full, names if rooted else [full], inside=rooted):
+            self.add(node, why)
 
     def attribute(self, node: ast.Attribute) -> None:
         dotted = _dotted(node)
@@ -559,10 +565,8 @@ class _Reading:
         if node.module and not node.level:
             for a in node.names:
                 full = f"{node.module}.{a.name}"
-                if refused := _module_name_refused(full):
-                    self.add(node, f"{refused} (not among the names of {refused.split('.')[0]} an answer may use)")
-                elif module := _refused_module_inside(full):
-                    self.add(node, f"the module {module} inside {full} (not among the modules an answer may use)")
+                if why := _not_allowed(full, [full], inside=True):
+                    self.add(node, why)
                 elif any(n in TRACING | DESCRIPTOR_NAMES for n in _suffixes(full)):
                     self.add(node, f"from {node.module} import {a.name}")
         if any(a.name in NAME_MAKERS for a in node.names):
