@@ -57,7 +57,7 @@ def read_submission(path: Path, limit: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
-        raise Rejected(f"{Path(path).name}: not a plain file, or unreadable ({os.strerror(e.errno)})") from None
+        raise Rejected(f"{Path(path).name}: not a plain file, or unreadable ({os.strerror(e.errno or 0)})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -133,6 +133,7 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
                          start_new_session=True, env=env)
     if started is not None:
         started(p.pid)
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None  # all three are pipes above
     out, err = bytearray(), bytearray()
     out_fd, err_fd, in_fd = p.stdout.fileno(), p.stderr.fileno(), p.stdin.fileno()
     for fd in (out_fd, err_fd, in_fd):

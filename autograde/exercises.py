@@ -11,15 +11,21 @@ import sys
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from autograde.course import Course, check_calls, read_notebook
 
+if TYPE_CHECKING:
+    from course_lib.checks.engine import Check
 
-def _checks_of(course: Course, notebook: Path) -> list[tuple[str, object, object]]:
+
+def _checks_of(course: Course, notebook: Path) -> list[tuple[str, Check, list]]:
     """(kind, check, expected values) for every check the notebook's test cells call."""
     from autograde.hidden._twins import twins_of
 
     visible, hidden = course.visible_registry(), course.hidden_registry()
-    out, seen = [], set()
+    out: list[tuple[str, Check, list]] = []
+    seen: set[tuple[str, str]] = set()
     calls = check_calls(read_notebook(notebook))
     twins = twins_of(hidden, calls)
     for kind, name in [(kind, name) for _, kind, name in calls] + [("twin", t) for t in twins]:
@@ -51,6 +57,9 @@ def exercise_checks(course: Course, assignment: str) -> tuple[list[str], dict[st
         with grading_env(nb_path.parent, course.path_entries()):
             for kind, chk, expected in checks:
                 fn = ns.get(chk.exercise)
+                if fn is None:
+                    problems.append(f"reference solution defines no {chk.exercise!r} for {kind} {chk.name!r}")
+                    continue
                 t0 = time.perf_counter()
                 r = evaluate(chk, fn, expected, raise_on_fail=False, quiet=True)
                 cost[chk.name] = time.perf_counter() - t0

@@ -125,7 +125,7 @@ class GradeRecord:
 
     def add(self, kind: Status | str, text: str) -> GradeRecord:
         """Record a condition (a kind that is not a Status raises)."""
-        self.conditions.append(Condition(kind, text))
+        self.conditions.append(Condition(Status.parse(kind) if isinstance(kind, str) else kind, text))
         return self
 
     def has(self, kind: Status) -> bool:
