@@ -444,9 +444,185 @@ def test_a_result_that_runs_code_when_used_is_refused_and_plain_results_are_not(
 
     case = Case((torch.tensor([1.0, 2.0]),), label="x")
     out = _call(lambda x: [x.clone().as_subclass(Later)], case, allow_mutation=False)
-    assert out.error and "subclass of torch.Tensor" in out.error and "Later" in out.error, out
+    assert out.error and "not plain data" in out.error and "Later" in out.error, out
     ran.clear()
     _call(lambda x: (x * 0).as_subclass(Later), case, allow_mutation=False)
     assert ran == [], ran  # refused without running its code
     for fn in (lambda x: x * 2, lambda x: torch.nn.Parameter(x * 2), lambda x: {"a": (x, [x + 1])}):
         assert _call(fn, case, allow_mutation=False).error is None
+
+
+def test_a_result_or_argument_holding_any_object_with_its_own_methods_is_refused_before_it_runs():
+    """The protocols of a returned object (``__len__``, ``__iter__``, ``__eq__``, numpy's ``item``) run when the
+    engine or the codec next touches it, after the call, where no watch or line counter is on (docs/NEXT.md, issue
+    37, after white-box red team 21). Every result, and every argument the function could fill, is walked by
+    ``type()`` alone: any type that is not plain data is an error of its case, and none of its methods ran."""
+    import numpy as np
+    import torch
+
+    from course_lib.checks.engine import Case, Generator, _call
+
+    ran = []
+
+    class Sneaky(list):
+        def __len__(self):
+            ran.append("len")
+            return super().__len__()
+
+        def __iter__(self):
+            ran.append("iter")
+            return super().__iter__()
+
+    class Num(int):
+        def __eq__(self, other):
+            ran.append("eq")
+            return True
+
+        __hash__ = int.__hash__
+
+    class NpNum(np.float64):
+        def item(self):
+            ran.append("item")
+            return 1.0
+
+    class Obj:
+        def __float__(self):
+            ran.append("float")
+            return 1.0
+
+    case = Case(([1, 2],), label="x")
+    for made in (lambda x: Sneaky(x), lambda x: [Num(1)], lambda x: {"k": (NpNum(2.0),)}, lambda x: Obj(),
+                 lambda x: {Num(3): 1}, lambda x: {frozenset({Num(4)})}):
+        out = _call(made, case, allow_mutation=False)
+        assert out.error and "not plain data" in out.error, out
+    for filled in (lambda x: x.append(Num(5)), lambda x: x.append(Sneaky())):
+        out = _call(filled, case, allow_mutation=True)
+        assert out.error and "argument your function was given" in out.error, out
+    beyond = _call(lambda x: [*range(100_001), Num(6)], case, allow_mutation=False)  # past the walk's budget
+    assert beyond.error and "not plain data" in beyond.error, beyond
+    assert ran == [], ran
+    plain = (lambda x: None, lambda x: 1.5, lambda x: "s", lambda x: b"b", lambda x: (1, [2.0], {"a": {3}}),
+             lambda x: np.float32(1.0), lambda x: np.arange(3), lambda x: torch.Size([2]), lambda x: torch.float16,
+             lambda x: {1: frozenset({2})}, lambda x: torch.int64)
+    for fn in plain:
+        assert _call(fn, case, allow_mutation=False).error is None, fn
+    # a resolved placeholder inside an argument (a generator here) is the engine's own, not the function's
+    seeded = Case(([Generator(3), 1],), label="g")
+    assert _call(lambda pair: torch.rand(2, generator=pair[0]), seeded, allow_mutation=False).error is None
+
+
+def test_work_done_as_the_answer_s_objects_die_is_watched_and_counted():
+    """White-box red team 22 (C1): the answer hung an object on its input tensor (``logits.note = obj``); when the
+    engine let the input go, after the watch and the line counter were off, its ``__del__`` ran torch.softmax (or a
+    loop over the vocabulary) and wrote the result into the returned tensor. Now whatever the answer handled is let
+    go in a tail that is watched and counted like the call, with the collector's cycles collected there: a
+    ``__del__`` on an input or on the exception raised, a generator's ``finally`` in a cycle, an exception's
+    ``__str__``. The value judged is a copy made before the tail, so a late write changes nothing."""
+    import torch
+
+    from course_lib.checks.engine import Case, call_cases
+
+    class Later:
+        def __init__(self, x, out):
+            self.x, self.out = x, out
+
+        def __del__(self):
+            self.out.copy_(torch.softmax(self.x, -1))
+            for _ in range(3000):
+                pass
+
+    def on_input(logits):
+        out = torch.zeros_like(logits)
+        logits.note = Later(logits.clone(), out)
+        return out
+
+    def in_a_cycle(logits):
+        out = torch.zeros_like(logits)
+
+        def later():
+            try:
+                yield
+            finally:
+                out.copy_(torch.softmax(logits, -1))
+                for _ in range(3000):
+                    pass
+
+        g = later()
+        next(g)
+        box = [g]
+        box.append(box)
+        return out
+
+    class Loud(Exception):
+        def __str__(self):
+            torch.softmax(torch.ones(2), -1)
+            return "loud"
+
+    def raising(logits):
+        err = ValueError("no")
+        err.note = Later(logits.clone(), torch.zeros_like(logits))
+        raise err
+
+    def raising_loud(logits):
+        raise Loud()
+
+    x = torch.tensor([[1.0, 2.0, 3.0]])
+    for fn in (on_input, in_a_cycle, raising, raising_loud):
+        case = Case((x,), label="c", count_steps=True)
+        [out] = call_cases(fn, [case], forbidden=("torch.softmax",))
+        if out.error is None:
+            assert torch.equal(out.value, torch.zeros_like(x)), (fn.__name__, out.value)  # the late write is not judged
+        assert "torch.softmax" in " ".join(out.forbidden) or out.error, (fn.__name__, out)
+        seen = call_cases(fn, [Case((x,), label="c", count_steps=True), Case((x,), label="d")],
+                          forbidden=("torch.softmax",))
+        assert any(o.forbidden for o in seen) or all(o.error for o in seen), (fn.__name__, seen)
+        if fn is not raising_loud:
+            assert out.steps >= 3000, (fn.__name__, out.steps)
+    assert "loud" in out.error
+
+
+def test_an_honest_call_keeps_its_count_and_its_value_through_the_tail():
+    """The tail adds a few of the engine's lines to a count, not a measure of the answer: an honest vectorised call
+    is counted as before (within a few lines) and its value is the same tensor's copy, not shared with it."""
+    import torch
+
+    from course_lib.checks.engine import Case, call_cases
+
+    kept = []
+
+    def honest(x):
+        y = x.softmax(-1) if False else (x - x.max()).exp()
+        kept.append(y)
+        return y
+
+    [out] = call_cases(honest, [Case((torch.tensor([1.0, 2.0]),), label="h", count_steps=True)])
+    assert out.error is None and 0 < out.steps < 50, out
+    assert torch.equal(out.value, kept[0]) and out.value.data_ptr() != kept[0].data_ptr()
+
+
+def test_an_answer_that_switches_the_collector_on_still_has_its_cycles_collected_in_the_tail():
+    """gc is an allowed import: an answer that calls gc.enable() must not get its cycle collected by an automatic
+    collection while the engine observes the call (unwatched); the engine switches the collector off again as the
+    call returns, and the finalizer runs in the tail, watched."""
+    import gc
+
+    import torch
+
+    from course_lib.checks.engine import Case, call_cases
+
+    def cyclic(logits):
+        gc.enable()
+        out = torch.zeros_like(logits)
+
+        class Later:
+            def __del__(self):
+                torch.softmax(logits, -1)
+
+        box = [Later()]
+        box.append(box)
+        return out
+
+    before = gc.isenabled()
+    [out] = call_cases(cyclic, [Case((torch.ones(1, 3),), label="c")], forbidden=("torch.softmax",))
+    assert out.error is None and out.forbidden, out
+    assert gc.isenabled() == before

@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import gc
 import importlib
 import math
 import os
@@ -832,32 +833,136 @@ def _generators_moved(fresh: dict) -> bool:
                for p, g in fresh.items())
 
 
-def _tensor_subclass(values: Any, budget: int = 100_000) -> str | None:
-    """The name of the first tensor in ``values`` (lists, tuples, dicts, walked without touching a tensor) whose
-    type is neither torch.Tensor nor nn.Parameter, or None."""
-    torch = _torch()
-    if torch is None:
-        return None
-    plain = (torch.Tensor, torch.nn.Parameter)
+_PLAIN_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset})
+
+
+def _numpy_plain_types() -> frozenset:
+    """numpy's own array and scalar types (C types a cell cannot change), or none without numpy."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return frozenset()
+    return frozenset({np.ndarray, *(t for t in np.sctypeDict.values() if isinstance(t, type))})
+
+
+def _foreign_value(values: Any, skip: Callable[[Any], bool] = lambda v: False,
+                   budget: int = MAX_RESULT_ITEMS) -> str | None:
+    """What in ``values`` is not plain data, found by ``type()`` alone (no method of any object runs), or None.
+    Plain: None, numbers, strings, bytes, the built-in containers, torch.Tensor and nn.Parameter themselves,
+    numpy's arrays and scalars, the course's placeholders. Any other object (a subclass of any of these included)
+    can run code when it is next touched: by the engine or the codec after the call, where no watch or line counter
+    is on (threat model, white-box red team 21, B10, and the protocols of returned objects: ``__iter__``,
+    ``__len__``, ``__eq__``, ``item``)."""
+    torch, given = _torch(), budget
+    plain = _PLAIN_TYPES | _numpy_plain_types() | {Resource, Generator}
+    if torch is not None:
+        plain |= {torch.Tensor, torch.nn.Parameter, torch.dtype, torch.device, torch.Size, torch.Generator}
     stack = [values]
-    while stack and budget > 0:
+    while stack:
+        if budget <= 0:  # not walked to the end, so not known to be plain
+            return f"more than {given:,} values, far more than any case expects: not compared"
         v = stack.pop()
         budget -= 1
-        if isinstance(v, torch.Tensor):
-            if type(v) not in plain:
-                return type(v).__name__
-        elif isinstance(v, (list, tuple)):
+        t = type(v)
+        if skip(v):
+            continue
+        if t not in plain:
+            return (f"a {t.__module__}.{t.__qualname__}, which is not plain data (such an object can run code "
+                    "whenever it is used): use tensors, numbers, strings, lists, tuples or dicts")
+        if t is list or t is tuple or t is set or t is frozenset:
             stack.extend(v)
-        elif isinstance(v, dict):
+        elif t is dict:
+            stack.extend(v.keys())
             stack.extend(v.values())
     return None
 
 
+def _copied(values: Any) -> Any:
+    """Plain data (already walked by ``_foreign_value``) rebuilt: containers anew, tensors as detached copies, so
+    the outcome holds nothing the answer made or can still reach."""
+    torch = _torch()
+    t = type(values)
+    if t is list or t is tuple:
+        return t(_copied(v) for v in values)
+    if t is dict:
+        return {k: _copied(v) for k, v in values.items()}
+    if torch is not None and isinstance(values, torch.Tensor):
+        return values.detach().clone()
+    np = sys.modules.get("numpy")
+    if np is not None and t is np.ndarray:
+        return values.copy()
+    return values
+
+
+def _message(e: BaseException) -> str:
+    try:
+        return str(e)
+    except Exception as inner:  # the message is the student's code too
+        return f"(its message raised {type(inner).__name__})"
+
+
+class _Tail:
+    """The end of a call, watched and counted like the call itself: what the answer made and the engine still
+    holds (its inputs, its results, an exception and its frames) is let go here, and the cycles among it are
+    collected here, so a finalizer (``__del__``, a generator's ``finally``, a weakref callback) that runs when they
+    die runs under the rules (threat model, white-box red team 22, C1). The collector is off from the call to the
+    tail, so no collection runs the answer's finalizers in between; objects older than the call are frozen, so
+    the collection costs only what the call made."""
+
+    def __init__(self, counter: "_StepCounter", watch: Any):
+        self.counter, self.watch = counter, watch
+
+    def __enter__(self) -> "_Tail":
+        self.counter.resume()
+        if self.watch is not None:
+            self.watch.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            gc.collect()
+        finally:
+            if self.watch is not None:
+                self.watch.__exit__(None, None, None)
+            self.counter.pause()
+
+
 def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
           report_steps: Callable[[str, int], None] | None = None) -> Outcome:
+    """One case: the call, then the engine's observations of it, then the tail (``_Tail``)."""
+    collecting = gc.isenabled()
+    gc.freeze()
+    gc.disable()
+    counter = _StepCounter(case.count_steps, report_steps, case.label)
+    held: list = []  # everything the answer handled, let go in the tail
+    try:
+        outcome = _observe(fn, case, allow_mutation, watch, counter, held)
+        if outcome.error is None:
+            outcome.value = _copied(outcome.value)
+        with _Tail(counter, watch):
+            if held and isinstance(held[-1], BaseException):
+                caught = held.pop()
+                outcome.error = f"your function raised {type(caught).__name__}: {_message(caught)}{outcome.error}"
+                caught.__traceback__ = None
+                caught = None
+            held.clear()
+        outcome.steps = counter.steps
+        if watch is not None and outcome.error is None:
+            outcome.forbidden = sorted(watch.seen)
+        return outcome
+    finally:
+        held.clear()
+        gc.unfreeze()
+        if collecting:
+            gc.enable()
+
+
+def _observe(fn: Callable, case: Case, allow_mutation: bool, watch: Any, counter: "_StepCounter",
+             held: list) -> Outcome:
+    """Call ``fn`` on the case (``case.repeat`` times) under the watch and counter, and observe what it did; puts
+    what the answer handled into ``held``, and an exception it raised last (its message is made in the tail)."""
     fresh: dict = {}
     pristine_args, pristine_kwargs = case.args, case.kwargs
-    values = []
+    values: list = []
     t0 = time.perf_counter()
     mutated: list[str] = []
     written: set = set()  # arguments (position or keyword) whose tensors an in-place operation wrote to
@@ -865,32 +970,43 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
     torch = _torch()
     has_generator = _has_generator(pristine_args) or _has_generator(pristine_kwargs)
     rng_before = torch.random.get_rng_state() if torch is not None and has_generator else None
+    args: Any = None
+    kwargs: Any = None
     try:
         args = _resolve(copy.deepcopy(pristine_args), fresh)
         kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
+        held += [args, kwargs, values, fresh]
         for k in range(case.repeat):
             if case.fresh and k > 0:
                 fresh = {}
                 args = _resolve(copy.deepcopy(pristine_args), fresh)
                 kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
+                held += [args, kwargs, fresh]
             strict = (_same_device_mode_class()() if any(t.device.type == "meta" for t in _tensors([args, kwargs]))
                       else contextlib.nullcontext())
             before = _write_counts(args, kwargs)
             # the outcome keeps the last call's count: so does what is reported
-            told = report_steps if k == case.repeat - 1 else None
-            with _StepCounter(case.count_steps, told, case.label) as counter, strict:
+            counter.restart(told=k == case.repeat - 1)
+            with counter, strict:
                 if watch is None:
                     values.append(fn(*args, **kwargs))
+                    gc.disable()  # again: the answer may have switched the collector on (gc is an allowed import)
                 else:
                     with watch:
                         values.append(fn(*args, **kwargs))
+                        gc.disable()
+            if (foreign := _foreign_value(values)) is not None:
+                return Outcome(case.label, error=f"your function returned {foreign}",
+                               seconds=time.perf_counter() - t0)
+            given = [a for a, p in zip(args, pristine_args) if not _is_placeholder(p)]
+            given += [kwargs[k] for k, p in pristine_kwargs.items() if not _is_placeholder(p)]
+            resolved = {id(r) for r in [*fresh.values(), *_RESOURCE_CACHE.values()]}
+            if (foreign := _foreign_value(given, skip=lambda v: id(v) in resolved)) is not None:
+                # an argument the function filled with such an object would run it when compared with its original
+                return Outcome(case.label, error=f"an argument your function was given now holds {foreign}",
+                               seconds=time.perf_counter() - t0)
             written |= {k for k, n in _write_counts(args, kwargs).items() if n != before.get(k)}
             generator_moved = generator_moved or _generators_moved(fresh)
-        if (subclass := _tensor_subclass(values)) is not None:
-            # such a result runs code whenever it is touched: after the call, where no watch or counter is on
-            # (threat model, white-box red team 21, B10)
-            return Outcome(case.label, error=f"your function returned a {subclass}, a subclass of torch.Tensor that "
-                           "can run code whenever it is used: return a plain tensor", seconds=time.perf_counter() - t0)
         if _oversized(values, MAX_RESULT_ITEMS):
             return Outcome(case.label, error=f"your function returned more than {MAX_RESULT_ITEMS:,} values, far more "
                            "than any case expects: not compared", seconds=time.perf_counter() - t0)
@@ -908,14 +1024,13 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
                     mutated.append(f"argument {k}=")
                 elif not _is_placeholder(p) and k in written:
                     mutated.append(f"argument {k}={restored}")
-    except Exception as e:  # the student's exception is the information we report
-        msg = f"your function raised {type(e).__name__}: {e}{_student_frame(e.__traceback__)}"
-        return Outcome(case.label, error=msg, seconds=time.perf_counter() - t0,
+    except Exception as e:  # the student's exception is the information we report (its message made in the tail)
+        held.append(e)
+        return Outcome(case.label, error=_student_frame(e.__traceback__), seconds=time.perf_counter() - t0,
                        raised=[c.__name__ for c in type(e).__mro__])
     value = values[0] if case.repeat == 1 else values
     return Outcome(case.label, value=value, mutated=mutated, seconds=time.perf_counter() - t0, aliased=aliased,
-                   global_rng=global_rng, forbidden=sorted(watch.seen) if watch is not None else [],
-                   steps=counter.steps, generator_moved=generator_moved)
+                   global_rng=global_rng, generator_moved=generator_moved)
 
 
 STEPS_REPORTED_FROM = 1 << 10  # lines after which a counted call tells ``report_steps`` (then every doubling)
@@ -929,6 +1044,12 @@ class _StepCounter:
     def __init__(self, on: bool, report: Callable[[str, int], None] | None = None, label: str = ""):
         self.on, self.steps, self._before = on, -1, None
         self._report, self._label, self._next = report, label, STEPS_REPORTED_FROM
+        self._told = report
+
+    def restart(self, told: bool = True) -> None:
+        """Count a new call from zero (a case repeated keeps the last call's count), telling ``report`` or not."""
+        self.steps, self._next = -1, STEPS_REPORTED_FROM
+        self._report = self._told if told else None
 
     def _trace(self, frame, event, arg):
         if event == "line":
@@ -947,7 +1068,16 @@ class _StepCounter:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.on:
+        self.pause()
+
+    def resume(self) -> None:
+        """Go on counting where the last block stopped (the tail of a call: ``_Tail``)."""
+        if self.on and self.steps >= 0:
+            self._before = sys.gettrace()
+            sys.settrace(self._trace)
+
+    def pause(self) -> None:
+        if self.on and self.steps != -1:
             if sys.gettrace() != self._trace:
                 self.steps = -2
             sys.settrace(self._before)
