@@ -44,6 +44,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc")
 FIRST_UID = 61000  # root mode: sandbox uids FIRST_UID + slot; unused by Debian's system and login ranges
@@ -92,7 +93,7 @@ class MemoryGroup:
     def __init__(self, limit_bytes: int, name: str, watch_bytes: int | None = None):
         self.path: Path | None = None
         self._limit = watch_bytes if watch_bytes is not None else limit_bytes
-        self._stop = None
+        self._stop: Any = None  # a threading.Event while a thread watches the tree
         self.fired = False
         self.peak = 0  # the largest sum the watchdog saw (bytes)
         # which mechanism holds the limit, for the grade record's memory row: "cgroup v1" (a hard cap over the
@@ -352,7 +353,7 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     column = 0 if machine == "x86_64" else 1
     # (code, k, where a true test jumps, where a false one jumps): a label or None (the next instruction);
     # ("label", name) entries mark where a label points
-    body = [(LD_ABS, 4, None, None), (JEQ, arch, None, "deny"), (LD_ABS, 0, None, None)]
+    body: list[tuple] = [(LD_ABS, 4, None, None), (JEQ, arch, None, "deny"), (LD_ABS, 0, None, None)]
     if machine == "x86_64":
         body.append((JGE, 0x40000000, "deny", None))  # the x32 numbering
     body += [(JEQ, n, "deny", None) for n in numbers.values()]
@@ -368,7 +369,8 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
              (LD_ABS, arg(2), None, None)]
     body += [(JEQ, option, "deny", None) for option in BUFFER_OPTIONS]
     body += [("label", "allow"), (RET, ALLOW, None, None), ("label", "deny"), (RET, DENY, None, None)]
-    at, insns = {}, []
+    at: dict = {}
+    insns: list[tuple] = []
     for entry in body:
         if entry[0] == "label":
             at[entry[1]] = len(insns)

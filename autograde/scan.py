@@ -358,7 +358,7 @@ def _plain_path(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, str)
     if isinstance(node, ast.JoinedStr):
-        written = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        written = "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))
         return isinstance(node.values[0], ast.Constant) and not written.startswith(("/proc", "/dev"))
     return False
 

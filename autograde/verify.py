@@ -90,7 +90,8 @@ def _payloads(course: Course, source_nb) -> tuple[dict, dict]:
     for _, _, _, chk in calls:
         forbidden[chk.exercise] = list(dict.fromkeys([*forbidden.get(chk.exercise, []), *chk.forbidden]))
         ops[chk.exercise] = sorted({*ops.get(chk.exercise, []), *chk.forbidden_ops})
-    payloads, cells = {}, {}
+    payloads: dict[str, dict] = {}
+    cells: dict[str, list] = {}
     for grade_id, kind, name, chk in calls:
         payloads[name] = {"exercise": chk.exercise,
                           "payload": encode_cases(chk.cases(), chk.allow_mutation, forbidden[chk.exercise],
@@ -160,7 +161,7 @@ def _judge(course: Course, name: str, kind: str, outcomes_json: str, streamed: f
         # the check as a whole: its calls ran over the time limit, or the relay could not ask it (RELAY_DEAD)
         return CheckResult(name, len(cases), [("*", outcomes[0].error[:300])], chk.hint), set(), set()
     missing = set(streamed) - {r for o in outcomes for r in o.forbidden}
-    allowed, odd = rule_names(forbidden or []), set()
+    allowed, odd = rule_names(forbidden or []), set[str]()
     for o in outcomes:
         o.forbidden = sorted(_known_rules(set(o.forbidden) | streamed, allowed, odd))
         floor = (counted or {}).get(o.label[:100])  # the child sends a label cut to 100 characters
@@ -221,7 +222,7 @@ def _null_answers() -> list:
             raise exc("null answer")
         return null
 
-    constants = [None, 0, 1, -1, 0.0, 1.0, True, False, (0, 0), [], ""]
+    constants: list = [None, 0, 1, -1, 0.0, 1.0, True, False, (0, 0), [], ""]
     def copied(*a, **k):  # the input back, as a new object (a step must not return its input itself)
         x = first(a)
         return x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x)
@@ -405,6 +406,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
             return verdict
         results = boundary.check_outcomes(done.message, set(hidden) if then else set(visible), limit=OUTCOME_LIMIT)
         if then:
+            assert done.first is not None  # boundary.run reads the second message only after the first
             results.update(boundary.check_outcomes(done.first, set(visible), limit=OUTCOME_LIMIT))
         streamed, counted = boundary.watch_records(done.side, set(payloads) | {TAMPERED})
         if then:
@@ -429,7 +431,10 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
         return verdict
     from course_lib.checks.engine import CheckResult
 
-    passed, judged, odd, emptied = {}, {}, set(), []
+    passed: dict[str, bool] = {}
+    judged: dict = {}
+    odd: set[str] = set()
+    emptied: list[str] = []
     tamper = sorted(streamed.get(TAMPERED, ()))  # the answers' process's words: the instructor's flag only
     for name, info in payloads.items():
         text = results.get(name)
@@ -469,7 +474,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     for name, info in payloads.items():
         if info["kind"] != "twin":
             continue
-        message = verdict.messages.pop(name, None)  # a twin's own message would show its (hidden) inputs
+        message = verdict.messages.pop(name, "")  # a twin's own message would show its (hidden) inputs
         if message:
             verdict.twin_failures[info["twin_of"]] = message
         if passed[info["twin_of"]] and not passed[name]:
