@@ -446,9 +446,23 @@ class _Reading:
                             and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)}
         self.out: list[tuple[int, str]] = []
         self.magics: set[int] = set()  # get_ipython() calls read as the magic they run
+        # names bound to a class made at run time (T = type(x)) or to a library's object (T = torch.Tensor):
+        # their attributes are the library's (threat model, white-box red team 22: type(x).detach = f)
+        self.library_objects = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                                and self._library_object(n.value) for t in n.targets if isinstance(t, ast.Name)}
 
     def add(self, node: ast.AST, what: str) -> None:
         self.out.append((getattr(node, "lineno", 0), what))
+
+    def _library_object(self, node: ast.AST) -> bool:
+        """``type(...)``, or a dotted name through a library module the tests rely on (``torch.Tensor``)."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
+            return True
+        return isinstance(node, ast.Attribute) and self.resolved(node).split(".")[0] in GUARDED_MODULES
+
+    def _patched(self, target: ast.AST) -> bool:
+        """Whether setting an attribute of ``target`` changes a library's object or a class made at run time."""
+        return self._library_object(target) or isinstance(target, ast.Name) and target.id in self.library_objects
 
     def resolved(self, node: ast.AST) -> str:
         """The dotted name an expression stands for, through the imports (`import json as j`: j.dumps)."""
@@ -528,6 +542,8 @@ class _Reading:
         if isinstance(node.ctx, (ast.Store, ast.Del)) and self.resolved(node).split(".")[0] in GUARDED_MODULES \
                 and not self.resolved(node).startswith(ALLOWED_ASSIGNMENTS):
             self.add(node, f"rebinds {self.resolved(node)}")
+        elif isinstance(node.ctx, (ast.Store, ast.Del)) and self._patched(node.value):
+            self.add(node, f"rebinds .{node.attr} of a library's object or of a class reached at run time")
         if node.attr in NAME_MAKERS:
             self.add(node, f"{node.attr}")
         elif node.attr in TENSOR_HOOKS:
@@ -540,8 +556,8 @@ class _Reading:
 
     def call(self, node: ast.Call) -> None:
         if _dotted(node.func) in ("setattr", "delattr") and node.args \
-                and self.resolved(node.args[0]).split(".")[0] in GUARDED_MODULES:
-            self.add(node, f"{_dotted(node.func)}() on {self.resolved(node.args[0])}")
+                and (self.resolved(node.args[0]).split(".")[0] in GUARDED_MODULES or self._patched(node.args[0])):
+            self.add(node, f"{_dotted(node.func)}() on {self.resolved(node.args[0]) or 'a class reached at run time'}")
         elif self.resolved(node.func) in OPENERS and node.args and not _plain_path(node.args[0]):
             # a descriptor by number (open(fd)), or a path built at run time (/proc/self/fd/<n>, the relay's socket)
             self.add(node, f"{self.resolved(node.func)}() of a number or of a path built at run time")

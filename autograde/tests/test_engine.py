@@ -626,3 +626,40 @@ def test_an_answer_that_switches_the_collector_on_still_has_its_cycles_collected
     [out] = call_cases(cyclic, [Case((torch.ones(1, 3),), label="c")], forbidden=("torch.softmax",))
     assert out.error is None and out.forbidden, out
     assert gc.isenabled() == before
+
+
+def test_an_answer_that_gives_torchs_tensor_class_new_methods_fails_its_case_and_the_class_is_put_back():
+    """``type(logits).detach = f`` in an answer passes every text reading (the class is reached through a call), and
+    the engine's work after the call (copying, comparing and encoding the result) calls tensor methods where no
+    watch or counter is on: f would run there, unwatched, and could rewrite the result. The engine keeps torch's
+    tensor classes as they were at its import; a change is an error of the case, and the class is put back before
+    the engine touches a tensor again (the replacement never runs)."""
+    import torch
+
+    from course_lib.checks.engine import Case, call_cases
+
+    ran = []
+
+    def patches(logits):
+        T = type(logits)
+
+        def detach(self):
+            ran.append("detach")
+            return torch.softmax(self, -1)
+
+        T.detach = detach
+        T.extra = 1
+        return logits * 0
+
+    x = torch.tensor([[1.0, 2.0]])
+    before = dict(vars(torch.Tensor))
+    out = call_cases(patches, [Case((x,), label="a"), Case((x,), label="b")], forbidden=("torch.softmax",))
+    assert all(o.error and "changed torch's tensor class" in o.error and "Tensor.detach" in o.error for o in out), out
+    assert ran == [] and dict(vars(torch.Tensor)) == before
+    torch.Tensor.clone = lambda self: self  # as a cell would, before the checks
+    try:
+        [first, second] = call_cases(lambda t: t * 2, [Case((x,), label="a"), Case((x,), label="b")])
+    finally:
+        vars(torch.Tensor).get("clone") and delattr(torch.Tensor, "clone")
+    assert first.error and "before this call" in first.error and second.error is None, (first, second)
+    assert dict(vars(torch.Tensor)) == before

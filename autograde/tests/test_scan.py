@@ -98,6 +98,13 @@ def _one_cell(code: str):
 
 # What a white-box red team's forgers did from a cell of the checking process (issue 37), and the other ways into it
 REACHING_IN = [
+    # white-box red team 22: torch's tensor class given a method, through a class reached at run time; the
+    # engine's own work after a call (copying, encoding the result) would run it unwatched
+    "def softmax(logits):\n    type(logits).detach = lambda self: self\n    return logits",
+    "import torch\nT = torch.Tensor\nT.clone = lambda self: self",
+    "def f(x):\n    T = type(x)\n    T.tolist = lambda self: [1.0]\n    return x",
+    "def f(x):\n    T = type(x)\n    setattr(T, 'tolist', print)\n    return x",
+    "def f(x):\n    del type(x).clone\n    return x",
     "import os, stat\nfd = [n for n in range(3, 64) if stat.S_ISFIFO(os.fstat(n).st_mode)][0]\nos.write(fd, b'2\\n{}')",
     "import os\nhead = os.read(0, 24)",
     "import sys\njob = sys._getframe(3).f_locals['job']",
@@ -190,6 +197,9 @@ REACHING_IN = [
 REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
                             ("import sys as s", "s.settrace(None)")]
 HONEST = [
+    # attributes of one's own objects, and a type looked at, not changed
+    "class Box:\n    pass\nb = Box()\nb.x = 1\nkind = type(b)\nprint(kind.__name__, type(b) is Box)",
+    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.set_title('t')\nimport torch\nt = torch.ones(2)\nT = type(t)\nok = isinstance(t, T)",
     "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\n    import sys\n    print(sys.exc_info())",
     "with open('notes.txt', 'w') as f:\n    f.write('x')",
     "import gc\ngc.collect()",

@@ -876,6 +876,33 @@ def _foreign_value(values: Any, skip: Callable[[Any], bool] = lambda v: False,
     return None
 
 
+# torch's tensor classes as they were before any cell ran: a Python class takes new methods (``type(x).detach =
+# f``), and the engine's own work after a call (copying, comparing, encoding the result) calls tensor methods
+# where no watch or counter is on (threat model, white-box red team 22)
+_PRISTINE_CLASSES: dict[type, dict[str, Any]] = {}
+
+
+def _take_pristine_classes() -> None:
+    torch = _torch()
+    if torch is not None and not _PRISTINE_CLASSES:
+        for cls in (torch.Tensor, torch.nn.Parameter):
+            _PRISTINE_CLASSES[cls] = dict(vars(cls))
+
+
+def _restore_classes() -> list[str]:
+    """The names changed on torch's tensor classes since the engine was imported, each put back as it was."""
+    changed = []
+    for cls, pristine in _PRISTINE_CLASSES.items():
+        now = vars(cls)
+        for name in [n for n in {*now, *pristine} if now.get(n, MISSING) is not pristine.get(n, MISSING)]:
+            changed.append(f"{cls.__name__}.{name}")
+            if name in pristine:
+                setattr(cls, name, pristine[name])
+            else:
+                delattr(cls, name)
+    return changed
+
+
 def _copied(values: Any) -> Any:
     """Plain data (already walked by ``_foreign_value``) rebuilt: containers anew, tensors as detached copies, so
     the outcome holds nothing the answer made or can still reach."""
@@ -929,6 +956,7 @@ class _Tail:
 def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
           report_steps: Callable[[str, int], None] | None = None) -> Outcome:
     """One case: the call, then the engine's observations of it, then the tail (``_Tail``)."""
+    _take_pristine_classes()
     collecting = gc.isenabled()
     gc.freeze()
     gc.disable()
@@ -987,14 +1015,20 @@ def _observe(fn: Callable, case: Case, allow_mutation: bool, watch: Any, counter
             before = _write_counts(args, kwargs)
             # the outcome keeps the last call's count: so does what is reported
             counter.restart(told=k == case.repeat - 1)
+            if changed := _restore_classes():
+                return Outcome(case.label, error=f"torch's tensor class was changed before this call "
+                               f"({', '.join(sorted(changed)[:3])}): put back", seconds=time.perf_counter() - t0)
             with counter, strict:
                 if watch is None:
                     values.append(fn(*args, **kwargs))
-                    gc.disable()  # again: the answer may have switched the collector on (gc is an allowed import)
+                    gc.disable()  # again: the answer may have switched the collector on
                 else:
                     with watch:
                         values.append(fn(*args, **kwargs))
                         gc.disable()
+            if changed := _restore_classes():
+                return Outcome(case.label, error=f"your function changed torch's tensor class "
+                               f"({', '.join(sorted(changed)[:3])}): put back", seconds=time.perf_counter() - t0)
             if (foreign := _foreign_value(values)) is not None:
                 return Outcome(case.label, error=f"your function returned {foreign}",
                                seconds=time.perf_counter() - t0)
@@ -1414,3 +1448,6 @@ def check(name: str, fn: Callable) -> None:
         first = (f"{name} calls your {which} own check: fix {bad[0]} first (run its check cell); the failures "
                  "below may come from it.\n")
     raise CheckFailed(first + result.message) from None
+
+
+_take_pristine_classes()  # at import: before any cell of a notebook runs (the set-up cell imports the checks)
