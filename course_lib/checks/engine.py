@@ -55,7 +55,6 @@ import functools
 import importlib
 import math
 import os
-import pkgutil
 import sys
 import time
 import traceback
@@ -1184,22 +1183,39 @@ def evaluate(check: Check, fn: Callable, expected: Sequence[Any] | None = None, 
 
 # -------------------------------------------------------------------------------------------- registries
 class Registry:
-    """Checks collected from the ``CHECKS`` lists of every module in a package, looked up by name."""
+    """Checks collected from the ``CHECKS`` lists of the modules a package names, looked up by name.
+
+    A plain module holds its own ``CHECKS``. A package names its modules in its ``__init__``: ``CHECK_MODULES``
+    (each defines ``ASSIGNMENT`` and ``CHECKS``) and, optionally, ``RESOURCE_MODULES`` (imported for the inputs
+    they register with ``register_resource``; one that is absent, as grading-only modules are from the student
+    edition, is skipped). Nothing else is imported: a file dropped into the folder is never run
+    (autograde/tests/test_registries.py: every name resolves, no module with checks is left out).
+    """
 
     def __init__(self, package: str):
         self.package = package
         self._checks: dict[str, tuple[Check, Any]] | None = None
 
+    def modules(self) -> list[Any]:
+        """The modules holding this registry's checks (the package itself if it is a plain module)."""
+        pkg = importlib.import_module(self.package)
+        if not hasattr(pkg, "__path__"):
+            return [pkg]
+        if not isinstance(getattr(pkg, "CHECK_MODULES", None), tuple):
+            raise ValueError(f"{self.package} must name its check modules: CHECK_MODULES = ('<module>', ...)")
+        modules = [importlib.import_module(f"{self.package}.{name}") for name in pkg.CHECK_MODULES]
+        for name in getattr(pkg, "RESOURCE_MODULES", ()):
+            try:
+                importlib.import_module(f"{self.package}.{name}")
+            except ModuleNotFoundError as e:
+                if e.name != f"{self.package}.{name}":
+                    raise
+        return modules
+
     def _load(self) -> dict[str, tuple[Check, Any]]:
         if self._checks is None:
             found: dict[str, tuple[Check, Any]] = {}
-            pkg = importlib.import_module(self.package)
-            modules = [pkg]  # a plain module holds its own CHECKS; a package's submodules hold theirs
-            if hasattr(pkg, "__path__"):
-                modules = [importlib.import_module(f"{self.package}.{info.name}")
-                           for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name)
-                           if not info.name.startswith("_") and info.name != "engine"]
-            for mod in modules:
+            for mod in self.modules():
                 for chk in getattr(mod, "CHECKS", []):
                     if chk.name in found:
                         raise ValueError(f"check {chk.name!r} is defined in both "
