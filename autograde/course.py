@@ -11,13 +11,13 @@ from pathlib import Path
 
 import nbformat
 
+from autograde.checkcalls import check_calls  # noqa: F401 - re-exported: which checks test cells run
 from autograde.inside.cells import (  # noqa: F401 - re-exported: both sides of the boundary read cells alike
     DEMO_TAG, is_autograded_test, is_demo, is_grade, is_solution, nbg,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n?(.*?)### END HIDDEN TESTS", re.S)
-CHECK_CALL = re.compile(r"\b(hidden_check|check)\(\s*['\"]([\w.\-]+)['\"]")
 
 
 @dataclass(frozen=True)
@@ -113,16 +113,6 @@ class Course:
 def read_notebook(path: Path) -> nbformat.NotebookNode:
     """Read a notebook as nbformat v4."""
     return nbformat.read(str(path), as_version=4)
-
-
-def check_calls(nb) -> list[tuple[str, str, str]]:
-    """(grade_id, 'check' | 'hidden_check', check name) for every check call in the notebook's test cells."""
-    out = []
-    for cell in nb.cells:
-        if is_autograded_test(cell):
-            for kind, name in CHECK_CALL.findall(cell.source):
-                out.append((nbg(cell)["grade_id"], kind, name))
-    return out
 
 
 def hidden_lines(nb) -> list[str]:

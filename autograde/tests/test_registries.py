@@ -106,3 +106,89 @@ def test_the_visible_registry_loads_without_its_grading_only_modules_as_in_the_s
     for m in course_lib.checks.RESOURCE_MODULES:
         monkeypatch.setitem(sys.modules, f"course_lib.checks.{m}", None)  # as if the file were absent
     assert len(Registry("course_lib.checks").all()) == len(Course().visible_registry().all())
+
+
+# ------------------------------------------------------------------------------------------- test-cell calls
+def test_every_registered_test_call_is_a_function_of_the_course_package_it_names():
+    from autograde.checkcalls import TEST_CALLS
+
+    course = Course()
+    for kind, field in TEST_CALLS.items():
+        assert callable(getattr(importlib.import_module(getattr(course, field)), kind)), kind
+
+
+def test_every_test_cell_runs_checks_that_resolve_and_every_check_is_run_by_a_test_cell():
+    """No orphan either way: a test cell that calls no check cannot be verified outside the kernel, and a check no
+    cell calls (a twin aside: it is run for its visible check, autograde/hidden/_twins.py) is never graded."""
+    from autograde.course import check_calls, is_autograded_test, nbg, read_notebook
+    from autograde.hidden._twins import twins_of
+
+    course = Course()
+    registries = {"check": course.visible_registry(), "hidden_check": course.hidden_registry()}
+    called = {"check": set(), "hidden_check": set()}
+    for assignment in course.assignments():
+        for path in course.source_notebooks(assignment):
+            nb = read_notebook(path)
+            calls = check_calls(nb)
+            tests = {nbg(c)["grade_id"] for c in nb.cells if is_autograded_test(c)}
+            assert tests == {gid for gid, _, _ in calls}, f"{path.name}: test cells that call no check"
+            for _, kind, name in calls:
+                registries[kind].get(name)  # KeyError names the known checks
+                called[kind].add(name)
+            called["hidden_check"] |= set(twins_of(registries["hidden_check"], calls))
+    for kind, registry in registries.items():
+        assert {chk.name for chk, _ in registry.all()} == called[kind], kind
+
+
+def _nb(*test_sources: str, setup: str = "from course_lib.checks import check"):
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    meta = [{"nbgrader": {"grade_id": f"t{i}", "grade": True, "solution": False, "locked": True, "points": 1}}
+            for i in range(len(test_sources))]
+    return new_notebook(cells=[new_code_cell(setup)] + [new_code_cell(s, metadata=m)
+                                                         for s, m in zip(test_sources, meta)])
+
+
+@pytest.mark.parametrize("setup, test, expected", [
+    ("from course_lib.checks import check", "check('softmax', softmax)", [("t0", "check", "softmax")]),
+    ("from course_lib.checks import check as c", "c('softmax', softmax)", [("t0", "check", "softmax")]),
+    ("from course_lib.checks import check\nc = check", "c('softmax', softmax)", [("t0", "check", "softmax")]),
+    ("import course_lib.checks as cc", "cc.check('softmax', softmax)", [("t0", "check", "softmax")]),
+    ("%matplotlib inline\nx = 1", "from autograde.hidden import hidden_check as h\nv = h\nv('softmax_hidden', softmax)",
+     [("t0", "hidden_check", "softmax_hidden")]),
+    ("", "import autograde.hidden\nautograde.hidden.hidden_check('a', f)\nfor x in [1]:\n    check('b', g)",
+     [("t0", "hidden_check", "a"), ("t0", "check", "b")]),
+    ("", "'''check('not_a_call', f)'''\n# check('nor_this', f)\ncheck('real', f)", [("t0", "check", "real")]),
+])
+def test_check_calls_are_found_under_any_name_the_notebook_binds(setup, test, expected):
+    from autograde.course import check_calls
+
+    assert check_calls(_nb(test, setup=setup)) == expected
+
+
+@pytest.mark.parametrize("test, why", [
+    ("name = 'softmax'\ncheck(name, softmax)", "string"),
+    ("import functools\nrun = functools.partial(check, 'softmax')\nrun(softmax)", "other than by calling"),
+    ("import course_lib.checks as cc\ngetattr(cc, 'check')('softmax', softmax)", "getattr"),
+    ("[check(n, f) for n in ('softmax', 'entropy')]", "string"),
+    ("check('softmax', softmax", "not valid Python"),
+    ("%time check('softmax', softmax)", "magic"),
+    ("c, d = check, 1\nc('softmax', softmax)", "other than by calling"),
+])
+def test_a_check_call_that_cannot_be_named_stops_the_reading_instead_of_being_skipped(test, why):
+    """Fail closed: a call the finder skipped would be judged only in the student's kernel."""
+    from autograde.checkcalls import UnreadableTestCell
+    from autograde.course import check_calls
+
+    with pytest.raises(UnreadableTestCell, match=why):
+        check_calls(_nb("check('entropy', entropy)", test))
+
+
+@pytest.mark.parametrize("setup", ["c, d = check, 1", "def c(name, fn):\n    return check(name, fn)",
+                                   "%time c = check"])
+def test_an_alias_made_in_another_cell_where_the_reading_cannot_follow_it_is_refused(setup):
+    from autograde.checkcalls import UnreadableTestCell
+    from autograde.course import check_calls
+
+    with pytest.raises(UnreadableTestCell):
+        check_calls(_nb("c('softmax', softmax)", setup="from course_lib.checks import check\n" + setup))
