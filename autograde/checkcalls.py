@@ -21,12 +21,17 @@ function, a magic line that names one, a test cell that is not plain Python), is
 from __future__ import annotations
 
 import ast
+import threading
 
 from autograde.inside.cells import is_autograded_test, nbg
 
 # The registry: the functions a test cell calls to run a check, by name, and the Course field naming the package
 # that exports each (the real course: course_lib.checks.check, autograde.hidden.hidden_check).
 TEST_CALLS = {"check": "visible_package", "hidden_check": "hidden_package"}
+# One parse at a time: the grader's threads read notebooks at the same moment (grade --workers, selfcheck), and
+# CPython 3.11.7's ast.parse keeps its recursion depth per interpreter, not per thread: two at once raised
+# "SystemError: AST constructor recursion depth mismatch" (test_selfcheck.py, workers=2)
+_PARSE_LOCK = threading.Lock()
 
 
 class UnreadableTestCell(ValueError):
@@ -44,7 +49,8 @@ def _parse(source: str, where: str, test: bool) -> ast.Module:
                 raise UnreadableTestCell(f"{where} runs code through an IPython magic or shell line ({line.strip()[:60]!r}):"
                                          " the grader reads which checks a notebook runs from plain Python only")
             lines[i] = ""
-    return ast.parse("\n".join(lines))
+    with _PARSE_LOCK:
+        return ast.parse("\n".join(lines))
 
 
 def _aliases(trees: list[ast.Module]) -> dict[str, str]:
