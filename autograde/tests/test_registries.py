@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,8 +18,7 @@ from autograde.course import Course
 REPO = Path(__file__).resolve().parents[2]
 # modules of each check package that hold no checks, and why (each is imported by the modules that use it)
 HELPERS = {
-    "course_lib.checks": {"engine": "the engine", "rules": "the answer's text read for forbidden calls",
-                          "trace": "the run-time watch of forbidden calls", "_attention_data": "a case's data"},
+    "course_lib.checks": {"engine": "the engine", "_attention_data": "a case's data"},
     "autograde.hidden": {"_twins": "visible checks in disguise, built by the topic modules"},
 }
 
@@ -47,7 +47,8 @@ def test_every_check_module_is_named_once_and_resolves(package):
 def test_no_module_of_a_check_package_is_left_out_of_its_registry(package):
     """Each file of the folder is a check module, a resource module or a helper named above: one that defines
     CHECKS but is named nowhere would be silently ungraded."""
-    registered = set(package.CHECK_MODULES) | set(getattr(package, "RESOURCE_MODULES", ()))
+    registered = (set(package.CHECK_MODULES) | set(getattr(package, "RESOURCE_MODULES", ()))
+                  | set(getattr(package, "ENGINE_MODULES", ())))
     helpers = HELPERS[package.__name__]
     for path in sorted(Path(package.__file__).parent.glob("*.py")):
         name = path.stem
@@ -56,6 +57,18 @@ def test_no_module_of_a_check_package_is_left_out_of_its_registry(package):
         assert name in registered or name in helpers, f"{path.name} is in no registry of {package.__name__}"
         if name not in package.CHECK_MODULES:
             assert "CHECKS" not in _defines(path), f"{path.name} defines CHECKS but {package.__name__} does not name it"
+
+
+def test_loading_the_visible_registry_loads_every_public_module_of_the_package():
+    """As the folder's listing did before the registry was explicit: the verification seals the modules loaded
+    before any cell runs (autograde/inside/relay.py _Seal), so a module the registry left unloaded (rules) would be
+    imported later, unsealed, after the student's code."""
+    code = ("import sys\nfrom course_lib.checks.engine import Registry\nRegistry('course_lib.checks').all()\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('course_lib.checks.'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    loaded = set(done.stdout.split())
+    public = {f"course_lib.checks.{p.stem}" for p in (REPO / "course_lib" / "checks").glob("[!_]*.py")}
+    assert public <= loaded, (public - loaded, done.stderr[-2000:])
 
 
 def test_resource_modules_are_the_grading_only_files_the_student_edition_leaves_out():

@@ -1186,9 +1186,11 @@ class Registry:
     """Checks collected from the ``CHECKS`` lists of the modules a package names, looked up by name.
 
     A plain module holds its own ``CHECKS``. A package names its modules in its ``__init__``: ``CHECK_MODULES``
-    (each defines ``ASSIGNMENT`` and ``CHECKS``) and, optionally, ``RESOURCE_MODULES`` (imported for the inputs
-    they register with ``register_resource``; one that is absent, as grading-only modules are from the student
-    edition, is skipped). Nothing else is imported: a file dropped into the folder is never run
+    (each defines ``ASSIGNMENT`` and ``CHECKS``) and, optionally, ``ENGINE_MODULES`` (the engine's own modules it
+    imports when first needed, loaded here with the checks: the verification's seal covers the modules loaded
+    before any cell runs, autograde/inside/relay.py) and ``RESOURCE_MODULES`` (imported for the inputs they
+    register with ``register_resource``; one that is absent, as grading-only modules are from the student edition,
+    is skipped). Nothing else is imported: a file dropped into the folder is never run
     (autograde/tests/test_registries.py: every name resolves, no module with checks is left out).
     """
 
@@ -1204,6 +1206,8 @@ class Registry:
         if not isinstance(getattr(pkg, "CHECK_MODULES", None), tuple):
             raise ValueError(f"{self.package} must name its check modules: CHECK_MODULES = ('<module>', ...)")
         modules = [importlib.import_module(f"{self.package}.{name}") for name in pkg.CHECK_MODULES]
+        for name in getattr(pkg, "ENGINE_MODULES", ()):
+            importlib.import_module(f"{self.package}.{name}")
         for name in getattr(pkg, "RESOURCE_MODULES", ()):
             try:
                 importlib.import_module(f"{self.package}.{name}")
