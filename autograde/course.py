@@ -18,6 +18,11 @@ from autograde.inside.cells import (  # noqa: F401 - re-exported: both sides of 
 
 REPO = Path(__file__).resolve().parents[1]
 HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n?(.*?)### END HIDDEN TESTS", re.S)
+# Modules of the visible package that only grading needs: the loaders of hidden cases' inputs (engine.register_resource),
+# which the verification's sandbox must rebuild and sees no hidden module to import them. Loaded there with the checks
+# (Course.check_packages, the verification's AUTOGRADE_CHECK_PACKAGES); left out of the student edition
+# (publish.GRADING_ONLY is made from this). autograde/tests/test_registries.py: each resolves, none is left out.
+GRADING_ONLY_MODULES = ("course_lib.checks.toy_inputs",)
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,11 @@ class Course:
         if self.hidden_package == HIDDEN.package and self.refs_dir == HIDDEN.references_dir:
             return HIDDEN
         return HiddenRegistry(self.hidden_package, self.refs_dir)
+
+    def check_packages(self) -> list[str]:
+        """What the verification's sandbox loads before any cell runs: the visible package and its grading-only
+        modules (GRADING_ONLY_MODULES)."""
+        return [self.visible_package, *(m for m in GRADING_ONLY_MODULES if m.startswith(self.visible_package + "."))]
 
     def visible_registry(self):
         """The Registry of visible checks of this course."""

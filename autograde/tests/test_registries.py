@@ -13,7 +13,7 @@ import pytest
 
 import course_lib.checks
 from autograde import hidden
-from autograde.course import Course
+from autograde.course import GRADING_ONLY_MODULES, Course
 
 REPO = Path(__file__).resolve().parents[2]
 # modules of each check package that hold no checks, and why (each is imported by the modules that use it)
@@ -47,8 +47,8 @@ def test_every_check_module_is_named_once_and_resolves(package):
 def test_no_module_of_a_check_package_is_left_out_of_its_registry(package):
     """Each file of the folder is a check module, a resource module or a helper named above: one that defines
     CHECKS but is named nowhere would be silently ungraded."""
-    registered = (set(package.CHECK_MODULES) | set(getattr(package, "RESOURCE_MODULES", ()))
-                  | set(getattr(package, "ENGINE_MODULES", ())))
+    registered = (set(package.CHECK_MODULES) | set(getattr(package, "ENGINE_MODULES", ()))
+                  | {m.rpartition(".")[2] for m in GRADING_ONLY_MODULES if m.startswith(package.__name__ + ".")})
     helpers = HELPERS[package.__name__]
     for path in sorted(Path(package.__file__).parent.glob("*.py")):
         name = path.stem
@@ -59,11 +59,13 @@ def test_no_module_of_a_check_package_is_left_out_of_its_registry(package):
             assert "CHECKS" not in _defines(path), f"{path.name} defines CHECKS but {package.__name__} does not name it"
 
 
-def test_loading_the_visible_registry_loads_every_public_module_of_the_package():
-    """As the folder's listing did before the registry was explicit: the verification seals the modules loaded
-    before any cell runs (autograde/inside/relay.py _Seal), so a module the registry left unloaded (rules) would be
-    imported later, unsealed, after the student's code."""
-    code = ("import sys\nfrom course_lib.checks.engine import Registry\nRegistry('course_lib.checks').all()\n"
+def test_the_verification_loads_every_public_module_of_the_visible_package_before_any_cell():
+    """What the relay loads before the student's cells (inside/relay.py _load_check_packages: a Registry of each of
+    Course.check_packages) is every public module of course_lib/checks, as the folder's listing loaded them: the
+    seal covers the modules loaded then (_Seal), so one left unloaded (rules) would be imported later, unsealed,
+    after the student's code; and the grading-only loaders must be there for the hidden cases' inputs."""
+    code = ("import sys\nfrom course_lib.checks.engine import Registry\n"
+            f"for p in {Course().check_packages()!r}:\n    Registry(p).all()\n"
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('course_lib.checks.'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
     loaded = set(done.stdout.split())
@@ -71,10 +73,20 @@ def test_loading_the_visible_registry_loads_every_public_module_of_the_package()
     assert public <= loaded, (public - loaded, done.stderr[-2000:])
 
 
-def test_resource_modules_are_the_grading_only_files_the_student_edition_leaves_out():
+def test_grading_only_modules_resolve_and_are_what_the_student_edition_leaves_out():
     from autograde.publish import GRADING_ONLY
 
-    assert {f"course_lib/checks/{m}.py" for m in course_lib.checks.RESOURCE_MODULES} == set(GRADING_ONLY)
+    assert GRADING_ONLY_MODULES and all(importlib.import_module(m) for m in GRADING_ONLY_MODULES)
+    assert GRADING_ONLY == {"course_lib/checks/toy_inputs.py"}
+    assert Course().check_packages() == ["course_lib.checks", *GRADING_ONLY_MODULES]
+
+
+def test_the_visible_registry_needs_no_grading_only_module_as_in_the_student_edition(monkeypatch):
+    from course_lib.checks.engine import Registry
+
+    for m in GRADING_ONLY_MODULES:
+        monkeypatch.setitem(sys.modules, m, None)  # as if the file were absent
+    assert len(Registry("course_lib.checks").all()) == len(Course().visible_registry().all())
 
 
 def test_the_course_registries_hold_the_checks_of_every_registered_module():
@@ -111,14 +123,6 @@ def test_every_call_strategy_in_the_module_is_registered():
 
     calls = {n for n in _defines(REPO / "autograde" / "strategies.py") if n.endswith("_call")}
     assert calls == set(strategies.STRATEGIES)
-
-
-def test_the_visible_registry_loads_without_its_grading_only_modules_as_in_the_student_edition(monkeypatch):
-    from course_lib.checks.engine import Registry
-
-    for m in course_lib.checks.RESOURCE_MODULES:
-        monkeypatch.setitem(sys.modules, f"course_lib.checks.{m}", None)  # as if the file were absent
-    assert len(Registry("course_lib.checks").all()) == len(Course().visible_registry().all())
 
 
 # ------------------------------------------------------------------------------------------- test-cell calls

@@ -1188,10 +1188,8 @@ class Registry:
     A plain module holds its own ``CHECKS``. A package names its modules in its ``__init__``: ``CHECK_MODULES``
     (each defines ``ASSIGNMENT`` and ``CHECKS``) and, optionally, ``ENGINE_MODULES`` (the engine's own modules it
     imports when first needed, loaded here with the checks: the verification's seal covers the modules loaded
-    before any cell runs, autograde/inside/relay.py) and ``RESOURCE_MODULES`` (imported for the inputs they
-    register with ``register_resource``; one that is absent, as grading-only modules are from the student edition,
-    is skipped). Nothing else is imported: a file dropped into the folder is never run
-    (autograde/tests/test_registries.py: every name resolves, no module with checks is left out).
+    before any cell runs, autograde/inside/relay.py). Nothing else is imported: a file dropped into the folder is
+    never run (autograde/tests/test_registries.py: every name resolves, no module is left out).
     """
 
     def __init__(self, package: str):
@@ -1208,12 +1206,6 @@ class Registry:
         modules = [importlib.import_module(f"{self.package}.{name}") for name in pkg.CHECK_MODULES]
         for name in getattr(pkg, "ENGINE_MODULES", ()):
             importlib.import_module(f"{self.package}.{name}")
-        for name in getattr(pkg, "RESOURCE_MODULES", ()):
-            try:
-                importlib.import_module(f"{self.package}.{name}")
-            except ModuleNotFoundError as e:
-                if e.name != f"{self.package}.{name}":
-                    raise
         return modules
 
     def _load(self) -> dict[str, tuple[Check, Any]]:
