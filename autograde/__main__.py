@@ -35,7 +35,10 @@ def _uncommitted(root: Path, paths: list[str]) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The command line: one sub-command per step of an instructor's term."""
+    """The command line: one sub-command per step of an instructor's term.
+
+    Why long: a declaration read top to bottom, each sub-command with its options and their help after the other
+    (as nbgrader's traitlets); split, the one page of the command line would be scattered."""
     p = argparse.ArgumentParser(prog="python -m autograde", description=__doc__)
     p.add_argument("--root", help="course root (default: this repository)")
     p.add_argument("--deadlines", help="the course file of due dates, extensions and the late policy "

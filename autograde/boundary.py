@@ -126,6 +126,9 @@ def run(cmd: list[str], stdin: bytes, *, limit: int, deadline_s: float, env: dic
     than ``limit`` bytes (at most ``FRAME_CAP``); nothing it leaves running (a thread, a background process
     holding its stdout open) can make the grader wait longer than the deadline. ``started(pid)``, if given, is
     told the process's pid (a memory watchdog, sandbox.MemoryGroup).
+
+    Why long: one loop owns the process, its three pipes and the deadline, and every way out of it must pass the
+    one ``finally`` that kills the process; split, each part would share that state and that duty.
     """
     limit = min(limit, FRAME_CAP)
     t0 = time.monotonic()

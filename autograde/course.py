@@ -11,13 +11,18 @@ from pathlib import Path
 
 import nbformat
 
+from autograde.checkcalls import check_calls  # noqa: F401 - re-exported: which checks test cells run
 from autograde.inside.cells import (  # noqa: F401 - re-exported: both sides of the boundary read cells alike
     DEMO_TAG, is_autograded_test, is_demo, is_grade, is_solution, nbg,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n?(.*?)### END HIDDEN TESTS", re.S)
-CHECK_CALL = re.compile(r"\b(hidden_check|check)\(\s*['\"]([\w.\-]+)['\"]")
+# Modules of the visible package that only grading needs: the loaders of hidden cases' inputs (engine.register_resource),
+# which the verification's sandbox must rebuild and sees no hidden module to import them. Loaded there with the checks
+# (Course.check_packages, the verification's AUTOGRADE_CHECK_PACKAGES); left out of the student edition
+# (publish.GRADING_ONLY is made from this). autograde/tests/test_registries.py: each resolves, none is left out.
+GRADING_ONLY_MODULES = ("course_lib.checks.toy_inputs",)
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,11 @@ class Course:
             return HIDDEN
         return HiddenRegistry(self.hidden_package, self.refs_dir)
 
+    def check_packages(self) -> list[str]:
+        """What the verification's sandbox loads before any cell runs: the visible package and its grading-only
+        modules (GRADING_ONLY_MODULES)."""
+        return [self.visible_package, *(m for m in GRADING_ONLY_MODULES if m.startswith(self.visible_package + "."))]
+
     def visible_registry(self):
         """The Registry of visible checks of this course."""
         from course_lib.checks.engine import VISIBLE, Registry
@@ -113,16 +123,6 @@ class Course:
 def read_notebook(path: Path) -> nbformat.NotebookNode:
     """Read a notebook as nbformat v4."""
     return nbformat.read(str(path), as_version=4)
-
-
-def check_calls(nb) -> list[tuple[str, str, str]]:
-    """(grade_id, 'check' | 'hidden_check', check name) for every check call in the notebook's test cells."""
-    out = []
-    for cell in nb.cells:
-        if is_autograded_test(cell):
-            for kind, name in CHECK_CALL.findall(cell.source):
-                out.append((nbg(cell)["grade_id"], kind, name))
-    return out
 
 
 def hidden_lines(nb) -> list[str]:

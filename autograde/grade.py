@@ -1,6 +1,7 @@
 """`grade`: every student in isolation, with limits, statuses, per-test details and hidden-safe feedback.
 
-For each (student, assignment), in four steps (docs/threat-model.md):
+For each (student, assignment), the four named steps of ``PIPELINE`` over a ``JobContext`` (docs/architecture.md,
+docs/threat-model.md):
 1. intake (autograde.intake, a limited child): the submitted file is read without following links, parsed,
    rebuilt against the release notebook (test cells restored from the release: no hidden test source), scanned;
 2. run (autograde.inside.runner, in a sandbox): the rebuilt notebook runs top to bottom in a kernel that sees only
@@ -19,6 +20,7 @@ every student, so a crash loses nothing already written, and a rerun reuses resu
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -30,8 +32,9 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import nbformat
 
@@ -286,6 +289,223 @@ def _run_worker(jobdir: Path, env: dict, deadline: float) -> tuple[int | None, f
     return (None if timed_out else p.returncode), cpu
 
 
+# ----------------------------------------------------------------------------------------- the pipeline
+# One job's grading is a declared list of named steps (as nbgrader's converters declare their preprocessors) over
+# a context that carries what each step leaves for the next: ``PIPELINE`` below, run by ``Grader._grade_in``.
+# A step that decides the record is final (a wall-clock limit, nothing left to grade) sets ``ctx.stopped``; the
+# steps after it do not run and the record is finished as it stands.
+
+
+@dataclass
+class NotebookRun:
+    """One notebook between the run and the verification: its rebuilt text and what the kernel's run said."""
+
+    name: str
+    text: str
+    nb: nbformat.NotebookNode
+    code_cells: set[int]
+    tests: list[str]                      # grade_ids of its autograded test cells
+    report: dict | None = None            # the kernel's run, read back (None: unreadable)
+    skipped: list[int] = field(default_factory=list)  # cells the verification must not run (killed or stuck)
+
+    @classmethod
+    def of(cls, name: str, text: str) -> "NotebookRun":
+        nb = nbformat.reads(text, as_version=4)
+        return cls(name, text, nb, {i for i, c in enumerate(nb.cells) if c.cell_type == "code"},
+                   [nbg(c)["grade_id"] for c in nb.cells if is_autograded_test(c)])
+
+
+@dataclass
+class JobContext:
+    """What one job's steps share: the job, its folders and limits, and what each step has found so far."""
+
+    job: Job
+    template: object                      # release.Template: the assignment's notebooks and gradebook
+    work: Path                            # the job's private folder (no sandbox ever sees it)
+    record: GradeRecord
+    maxes: dict[str, dict[str, float]]
+    present: dict[str, bytes]             # notebook name -> the submitted bytes
+    slot: "_Slot | None"                  # None: --no-sandbox
+    deadline: float                       # time.monotonic() at which the wall-clock limit strikes
+    notebooks: dict[str, str] = field(default_factory=dict)   # intake: name -> the rebuilt text
+    broken_rules: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # intake: rules read from text
+    outputs: dict[str, list] = field(default_factory=dict)    # run: '<notebook>/<cell>' -> validated outputs
+    inside_failed: dict[str, set[str]] = field(default_factory=dict)  # run: tests that failed in the kernel
+    failures: dict[str, str] = field(default_factory=dict)    # verify: '<notebook>/<grade_id>' -> why it failed
+    sandbox: tuple | None = None          # run: (policy, read-only paths, environment), made once per job
+    stopped: bool = False                 # a step finished the record: the rest do not run
+
+    @property
+    def course_dir(self) -> Path:
+        return self.work / "course"
+
+    def stop(self, status: Status, detail: str) -> None:
+        """End the pipeline here with ``status`` (the record is finished as it stands)."""
+        self.record.add(status, detail)
+        self.stopped = True
+
+
+@dataclass(frozen=True)
+class Step:
+    """A named step of the pipeline: ``run(grader, ctx)``, or ``run(grader, ctx, notebook)`` once per notebook."""
+
+    name: str
+    run: Callable
+    per_notebook: bool = False
+
+
+def _intake(grader: "Grader", ctx: JobContext) -> None:
+    """The throwaway course folder of the trusted pass, then each submitted notebook through the intake child
+    (autograde.intake): rebuilt against the release, read for flags and broken rules. Nothing rebuilt: stop."""
+    job, t = ctx.job, ctx.template
+    sub = ctx.course_dir / "submitted" / job.student / job.assignment
+    sub.mkdir(parents=True)
+    shutil.copytree(t.data_dir, ctx.course_dir / "source" / job.assignment)
+    shutil.copyfile(t.gradebook, ctx.course_dir / "gradebook.db")
+    deadlines.into_course(ctx.course_dir, job.assignment, job.student, job.late)
+    ctx.notebooks, ctx.broken_rules = grader._intake_all(job, t, ctx.present, ctx.record, sub)
+    ctx.stopped = not ctx.notebooks
+
+
+def _run(grader: "Grader", ctx: JobContext, run: NotebookRun) -> None:
+    """Sandbox 1 (autograde.inside.runner): every cell in a kernel with limits; its one framed report read back
+    through autograde.boundary into the record. The wall-clock limit reached: stop."""
+    from autograde.verify import course_sandbox
+
+    if ctx.sandbox is None:
+        ctx.sandbox = (grader._sandbox_policy(), *course_sandbox(grader.course, grader._model))
+    policy, readonly, env = ctx.sandbox
+    record, name = ctx.record, run.name
+    job_in = json.dumps({"notebook": run.text, "cell_timeout": grader.limits.cell_timeout or grader.course.cell_timeout,
+                         "retries": grader.limits.kernel_retries}).encode()
+    argv = [sys.executable, "-m", RUNNER]
+    group = None
+    if ctx.slot is not None:
+        cmd, group = sandbox.command(argv, readonly=readonly, env=env, policy=policy, slot=ctx.slot.n, name="run")
+        run_env = None
+    else:
+        cmd, run_env = grader._unsandboxed(argv, env, ctx.work / f"scratch-{name}", policy)
+    try:
+        try:
+            done = boundary.run(cmd, job_in, limit=REPORT_LIMIT, deadline_s=max(1.0, ctx.deadline - time.monotonic()),
+                                env=run_env, started=group.started if group is not None else None)
+        finally:
+            if group is not None:
+                record.extra.setdefault("memory_enforced_by", {})[f"{name}/run"] = group.enforced_by
+                if group.hit():
+                    record.add(Status.MEMORY_LIMIT, f"the processes of {name}.ipynb together "
+                               f"reached the memory limit (held by {group.enforced_by})")
+                group.close()
+        _add_seconds(record, "kernel", done.seconds)
+        if done.timed_out:
+            return ctx.stop(Status.TIMEOUT, f"wall-clock limit of {grader.limits.wall_s:g} s reached "
+                            f"while running {name}.ipynb")
+        if done.message is None:
+            raise boundary.Rejected("its output was over the size limit" if done.over_limit else
+                                    f"it ended ({done.returncode}) without a report")
+        run.report = boundary.cell_outputs(done.message, run.code_cells, limit=REPORT_LIMIT)
+    except boundary.Rejected as e:
+        record.add(Status.ERROR, f"the run of {name}.ipynb could not be read back ({e}); "
+                   "its tests count as failed")
+    run.skipped = _take_report(run.report, run.nb, name, run.tests, record, ctx.outputs, ctx.inside_failed)
+
+
+def _verify(grader: "Grader", ctx: JobContext, run: NotebookRun) -> None:
+    """Sandbox 2 (autograde.verify): the answers run again on every check's inputs, judged here, outside; each
+    test cell's result outside the kernel into the record. The wall-clock limit reached first: stop."""
+    from autograde.verify import verify_notebook
+
+    t_verify = time.monotonic()
+    if time.monotonic() >= ctx.deadline:
+        return ctx.stop(Status.TIMEOUT, f"wall-clock limit of {grader.limits.wall_s:g} s reached "
+                        f"before {run.name}.ipynb could be checked")
+    verdict = verify_notebook(grader.course, ctx.template.source_paths[run.name], run.text,
+                              slot=ctx.slot.n if ctx.slot else 0, policy=ctx.sandbox[0],
+                              wall_s=max(1.0, ctx.deadline - time.monotonic()), model_file=grader._model,
+                              step_timeout=grader.limits.cell_timeout or grader.course.cell_timeout,
+                              skip_cells=tuple(run.skipped), sandboxed=ctx.slot is not None,
+                              rule_failures=ctx.broken_rules.get(run.name))
+    _take_verdict(verdict, run.name, ctx.record)
+    _add_seconds(ctx.record, "verify", time.monotonic() - t_verify)
+    for gid in run.tests:
+        _judge_test(ctx, run, gid, verdict)
+
+
+def _judge_test(ctx: JobContext, run: NotebookRun, gid: str, verdict) -> None:
+    """One test cell's result outside the kernel: passed, or why it failed (for the trusted pass to mark), the
+    hidden checks' full messages for the instructor, and a flag when the kernel and the verification disagree."""
+    record, key = ctx.record, f"{run.name}/{gid}"
+    ok = verdict.cells.get(gid) is True and verdict.error is None
+    inside = gid not in ctx.inside_failed.get(run.name, set())
+    record.extra.setdefault("outside", {})[key] = "passed" if ok else "failed"
+    if ok and run.report is None:
+        ctx.failures[key] = "the notebook's run in the kernel could not be read back"
+    if ok:
+        return
+    mine = verdict.checks_of.get(gid, [])
+    why = verdict.error or "\n".join(verdict.public.get(n, f"{n}: failed") if n in verdict.hidden else m
+                                     for n, m in verdict.messages.items() if n in mine)
+    hidden_msgs = [m for n, m in verdict.messages.items() if n in mine and n in verdict.hidden]
+    hidden_msgs += [m for n, m in verdict.twin_failures.items() if n in mine]
+    if hidden_msgs:  # the full messages, for the instructor only (details/, never feedback)
+        record.extra.setdefault("hidden_failures", {})[key] = "\n".join(hidden_msgs)[:4000]
+    if gid not in verdict.checks_of:
+        why = "this test cell calls no check, so it cannot be verified outside the kernel"
+    ctx.failures[key] = (why or "failed")[:2000]
+    visible = [n for n in mine if n not in verdict.hidden]
+    # the kernel runs only the visible checks: disagreeing on one of those is what needs a look
+    if inside and (verdict.error or any(n in verdict.messages for n in visible)):
+        record.add(Status.FLAGGED, f"{gid!r} passed in the kernel but failed outside it"
+                   + (f" ({why.splitlines()[0][:200]})" if why else ""))
+
+
+def _trusted_pass(grader: "Grader", ctx: JobContext) -> None:
+    """autograde.worker, no student code: nbgrader autogrades the throwaway course folder with the validated
+    outputs put back and the failures outside the kernel marked, then the feedback pages; the scores into the
+    record (Grader._collect). Stopped by the wall clock, or nbgrader failing: the record says so."""
+    job, t, record, work = ctx.job, ctx.template, ctx.record, ctx.work
+    job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(ctx.notebooks),
+                "outputs": ctx.outputs, "failures": ctx.failures,
+                "source_notebooks": {n: str(t.source_paths[n]) for n in ctx.notebooks}, "release_notebooks": {},
+                "late_policy": job.late.policy, "late_note": job.late.text(with_penalty=False)}
+    for n in ctx.notebooks:
+        p = work / "release" / f"{n}.ipynb"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text(t.notebooks[n])
+        job_spec["release_notebooks"][n] = str(p)
+    (work / "job.json").write_text(json.dumps(job_spec))
+    allowed = max(ctx.deadline - time.monotonic(), TRUSTED_PASS_MIN_S)
+    rc, cpu = _run_worker(work, grader._env(work), time.monotonic() + allowed)
+    record.extra.setdefault("worker_seconds", {})["trusted_pass_cpu"] = round(cpu, 2)
+    if rc is None:
+        return ctx.stop(Status.TIMEOUT, f"nbgrader's pass over the notebook took longer than the "
+                        f"{allowed:.0f} s left of the wall-clock limit; it was stopped")
+    worker = None
+    if (work / "worker.json").exists():
+        worker = json.loads((work / "worker.json").read_text())
+    if worker is None or not worker["autograde"]["success"]:
+        err = (worker or {}).get("autograde", {}).get("error") or _tail(work / "worker.log")
+        ctx.stop(Status.ERROR, "nbgrader failed: " + (err.strip().splitlines() or ["?"])[-1][:300])
+        record.extra["log_tail"] = _tail(work / "worker.log", 3000)
+        return
+    record.extra.setdefault("worker_seconds", {}).update(worker.get("seconds", {}))
+    if worker.get("leaked"):
+        record.add(Status.FLAGGED, "feedback page withheld: it quoted the assignment's hidden "
+                   "test code (look at the autograded notebook)")
+    grader._collect(work, job, sorted(ctx.notebooks), ctx.maxes, record, t.source_paths)
+
+
+# The pipeline (docs/architecture.md): intake, then each notebook through the run and the verification in turn,
+# then the trusted pass. A step that runs per notebook is run for each rebuilt notebook, with the per-notebook
+# steps next to it, before the next notebook starts.
+PIPELINE: tuple[Step, ...] = (
+    Step("intake", _intake),
+    Step("run", _run, per_notebook=True),
+    Step("verify", _verify, per_notebook=True),
+    Step("trusted pass", _trusted_pass),
+)
+
+
 class Grader:
     """Grades a folder of submissions into OUT (see module docstring)."""
 
@@ -459,139 +679,29 @@ class Grader:
         os.chmod(work, 0o700)  # no sandbox ever sees it; other users must not list it either
         slot = _Slot() if self.limits.sandbox else None
         try:
-            return self._grade_in(work, job, t, present, maxes, record, slot)
+            return self._grade_in(JobContext(job, t, work, record, maxes, present, slot,
+                                             deadline=time.monotonic() + self.limits.wall_s))
         finally:
             if not os.environ.get("AUTOGRADE_KEEP_WORK"):  # debugging the harness: keep the job folder
                 shutil.rmtree(work, ignore_errors=True)
             if slot is not None:
                 slot.release()
 
-    def _grade_in(self, work: Path, job: Job, t, present: dict, maxes: dict, record: GradeRecord,
-                  slot) -> GradeRecord:
-        """Intake, the sandboxed run, the sandboxed verification, then the trusted pass (see module docstring)."""
-        from autograde.verify import course_sandbox, verify_notebook
-
-        deadline = time.monotonic() + self.limits.wall_s
-        course_dir = work / "course"
-        sub = course_dir / "submitted" / job.student / job.assignment
-        sub.mkdir(parents=True)
-        shutil.copytree(t.data_dir, course_dir / "source" / job.assignment)
-        shutil.copyfile(t.gradebook, course_dir / "gradebook.db")
-        deadlines.into_course(course_dir, job.assignment, job.student, job.late)
-        rebuilt, broken_rules = self._intake_all(job, t, present, record, sub)
-        if not rebuilt:
-            return record.finish()
-        policy = self._sandbox_policy()
-        readonly, env = course_sandbox(self.course, self._model)
-        cell_timeout = self.limits.cell_timeout or self.course.cell_timeout
-        outputs: dict[str, list] = {}
-        failures: dict[str, str] = {}
-        inside_failed: dict[str, set[str]] = {}
-        for name, text in rebuilt.items():
-            nb = nbformat.reads(text, as_version=4)
-            code_cells = {i for i, c in enumerate(nb.cells) if c.cell_type == "code"}
-            tests = [nbg(c)["grade_id"] for c in nb.cells if is_autograded_test(c)]
-            job_in = json.dumps({"notebook": text, "cell_timeout": cell_timeout,
-                                 "retries": self.limits.kernel_retries}).encode()
-            argv = [sys.executable, "-m", RUNNER]
-            group = None
-            if slot is not None:
-                cmd, group = sandbox.command(argv, readonly=readonly, env=env, policy=policy, slot=slot.n, name="run")
-                run_env = None
-            else:
-                cmd, run_env = self._unsandboxed(argv, env, work / f"scratch-{name}", policy)
-            report = None
-            try:
-                try:
-                    done = boundary.run(cmd, job_in, limit=REPORT_LIMIT,
-                                        deadline_s=max(1.0, deadline - time.monotonic()), env=run_env,
-                                        started=group.started if group is not None else None)
-                finally:
-                    if group is not None:
-                        record.extra.setdefault("memory_enforced_by", {})[f"{name}/run"] = group.enforced_by
-                        if group.hit():
-                            record.add(Status.MEMORY_LIMIT, f"the processes of {name}.ipynb together "
-                                       f"reached the memory limit (held by {group.enforced_by})")
-                        group.close()
-                _add_seconds(record, "kernel", done.seconds)
-                if done.timed_out:
-                    record.add(Status.TIMEOUT, f"wall-clock limit of {self.limits.wall_s:g} s reached "
-                               f"while running {name}.ipynb")
-                    return record.finish()
-                if done.message is None:
-                    raise boundary.Rejected("its output was over the size limit" if done.over_limit else
-                                            f"it ended ({done.returncode}) without a report")
-                report = boundary.cell_outputs(done.message, code_cells, limit=REPORT_LIMIT)
-            except boundary.Rejected as e:
-                record.add(Status.ERROR, f"the run of {name}.ipynb could not be read back ({e}); "
-                           "its tests count as failed")
-            skipped = _take_report(report, nb, name, tests, record, outputs, inside_failed)
-            t_verify = time.monotonic()
-            if time.monotonic() >= deadline:
-                record.add(Status.TIMEOUT, f"wall-clock limit of {self.limits.wall_s:g} s reached "
-                           f"before {name}.ipynb could be checked")
-                return record.finish()
-            verdict = verify_notebook(self.course, t.source_paths[name], text, slot=slot.n if slot else 0,
-                                      policy=policy, wall_s=max(1.0, deadline - time.monotonic()),
-                                      model_file=self._model, step_timeout=cell_timeout, skip_cells=tuple(skipped),
-                                      sandboxed=slot is not None, rule_failures=broken_rules.get(name))
-            _take_verdict(verdict, name, record)
-            _add_seconds(record, "verify", time.monotonic() - t_verify)
-            for gid in tests:
-                ok = verdict.cells.get(gid) is True and verdict.error is None
-                inside = gid not in inside_failed.get(name, set())
-                record.extra.setdefault("outside", {})[f"{name}/{gid}"] = "passed" if ok else "failed"
-                if ok and report is None:
-                    failures[f"{name}/{gid}"] = "the notebook's run in the kernel could not be read back"
-                if ok:
-                    continue
-                why = verdict.error or "\n".join(verdict.public.get(n, f"{n}: failed") if n in verdict.hidden
-                                                  else m for n, m in verdict.messages.items()
-                                                  if n in verdict.checks_of.get(gid, []))
-                hidden_msgs = [m for n, m in verdict.messages.items()
-                               if n in verdict.checks_of.get(gid, []) and n in verdict.hidden]
-                hidden_msgs += [m for n, m in verdict.twin_failures.items() if n in verdict.checks_of.get(gid, [])]
-                if hidden_msgs:  # the full messages, for the instructor only (details/, never feedback)
-                    record.extra.setdefault("hidden_failures", {})[f"{name}/{gid}"] = "\n".join(hidden_msgs)[:4000]
-                if gid not in verdict.checks_of:
-                    why = "this test cell calls no check, so it cannot be verified outside the kernel"
-                failures[f"{name}/{gid}"] = (why or "failed")[:2000]
-                visible = [n for n in verdict.checks_of.get(gid, []) if n not in verdict.hidden]
-                # the kernel runs only the visible checks: disagreeing on one of those is what needs a look
-                if inside and (verdict.error or any(n in verdict.messages for n in visible)):
-                    record.add(Status.FLAGGED, f"{gid!r} passed in the kernel but failed outside it"
-                               + (f" ({why.splitlines()[0][:200]})" if why else ""))
-        job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(rebuilt),
-                    "outputs": outputs, "failures": failures,
-                    "source_notebooks": {n: str(t.source_paths[n]) for n in rebuilt}, "release_notebooks": {},
-                    "late_policy": job.late.policy, "late_note": job.late.text(with_penalty=False)}
-        for n in rebuilt:
-            p = work / "release" / f"{n}.ipynb"
-            p.parent.mkdir(exist_ok=True)
-            p.write_text(t.notebooks[n])
-            job_spec["release_notebooks"][n] = str(p)
-        (work / "job.json").write_text(json.dumps(job_spec))
-        allowed = max(deadline - time.monotonic(), TRUSTED_PASS_MIN_S)
-        rc, cpu = _run_worker(work, self._env(work), time.monotonic() + allowed)
-        record.extra.setdefault("worker_seconds", {})["trusted_pass_cpu"] = round(cpu, 2)
-        if rc is None:
-            record.add(Status.TIMEOUT, f"nbgrader's pass over the notebook took longer than the "
-                       f"{allowed:.0f} s left of the wall-clock limit; it was stopped")
-            return record.finish()
-        worker = None
-        if (work / "worker.json").exists():
-            worker = json.loads((work / "worker.json").read_text())
-        if worker is None or not worker["autograde"]["success"]:
-            err = (worker or {}).get("autograde", {}).get("error") or _tail(work / "worker.log")
-            record.add(Status.ERROR, "nbgrader failed: " + (err.strip().splitlines() or ["?"])[-1][:300])
-            record.extra["log_tail"] = _tail(work / "worker.log", 3000)
-            return record.finish()
-        record.extra.setdefault("worker_seconds", {}).update(worker.get("seconds", {}))
-        if worker.get("leaked"):
-            record.add(Status.FLAGGED, "feedback page withheld: it quoted the assignment's hidden "
-                       "test code (look at the autograded notebook)")
-        self._collect(work, job, sorted(rebuilt), maxes, record, t.source_paths)
-        return record.finish()
+    def _grade_in(self, ctx: JobContext) -> GradeRecord:
+        """Run ``PIPELINE`` over one job: its steps in order, a run of per-notebook steps once for each rebuilt
+        notebook in turn, until a step stops the job; return the record, finished."""
+        for per_notebook, group in itertools.groupby(PIPELINE, key=lambda step: step.per_notebook):
+            steps = list(group)
+            units = (NotebookRun.of(n, text) for n, text in ctx.notebooks.items()) if per_notebook else [None]
+            for unit in units:
+                for step in steps:
+                    if ctx.stopped:
+                        return ctx.record.finish()
+                    if unit is None:
+                        step.run(self, ctx)
+                    else:
+                        step.run(self, ctx, unit)
+        return ctx.record.finish()
 
     def _intake_all(self, job: Job, t, present: dict, record: GradeRecord,
                     sub: Path) -> tuple[dict[str, str], dict[str, dict[str, list[str]]]]:

@@ -326,13 +326,21 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
     header = CANVAS_FIXED + [column] if lms == "canvas" else MOODLE_FIXED + [column, MOODLE_LATE]
     # every field through spreadsheet.cell: roster names are the students' LMS display names; RFC 4180 line ends
     write_atomic(Path(dest), csv_text(header, body))
+    _log_export(rows, pending, left_out, unmatched if people else [], log)
+    return len(body) - (1 if lms == "canvas" else 0)
+
+
+def _log_export(rows: list[dict], pending: list[str], left_out: list[str], unmatched: list[str], log) -> None:
+    """What an export left blank or out, and the rows to look at (late, flagged), on stdout for the instructor."""
+    from autograde.deadlines import row_text
+
     # student ids are folder names, and grades.csv keeps any folder's row: shown() escapes them
     if pending:
         log(shown(f"left blank, not final yet: {', '.join(pending)}"))
     if left_out:
         log(shown(f"left out, named by a Moodle participant id that Moodle's grade import cannot map (add them to "
                   f"the roster and import again): {', '.join(left_out)}"))
-    if unmatched and people:
+    if unmatched:
         log(shown(f"not in the roster (matched by id only): {', '.join(unmatched)}"))
     late = [f"{r['student']} ({row_text(r)})" for r in rows if float(r.get("late_penalty") or 0)
             or (r.get("lateness") or "").startswith(("late", "Canvas marked"))]
@@ -341,4 +349,3 @@ def export_grades(out: Path, dest: Path, lms: str, column: str | None = None, as
     flagged = [r["student"] for r in rows if Status.parse(r["status"]) is Status.FLAGGED]
     if flagged:
         log(shown(f"exported, but flagged for a look (docs/instructors.md, statuses): {', '.join(flagged)}"))
-    return len(body) - (1 if lms == "canvas" else 0)

@@ -29,13 +29,13 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograde.course import Course
+from autograde.course import GRADING_ONLY_MODULES, Course
 
 NAME = "how-llms-work"
 PLACEHOLDER_GIT_URL = "git+https://github.com/OWNER/how-llms-work.git"
 TEMPLATES = Path(__file__).resolve().parent / "edition"
 # Files of the visible package that exist only for grading (the sandbox rebuilds hidden cases' inputs with them).
-GRADING_ONLY = frozenset({"course_lib/checks/toy_inputs.py"})
+GRADING_ONLY = frozenset(f"{m.replace('.', '/')}.py" for m in GRADING_ONLY_MODULES)
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)      # the earliest time a zip entry can hold: no clock in the bytes
 EXECUTABLE = frozenset({"course"})
 GITHUB = re.compile(r"https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?")

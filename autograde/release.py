@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import json
 import shutil
@@ -121,8 +122,6 @@ def stale_release(course: Course, template: Template) -> list[str]:
 def draw_generated(course: Course, assignment: str) -> bool:
     """Draw the generated hidden cases (``autograde.generated``) the assignment's hidden modules declare and
     lack; True if the stored file changed. Only the course's own hidden package declares any."""
-    import importlib
-
     registry = course.hidden_registry()
     specs = {}
     modules = {id(m): m for _, m in registry.all()}.values()
@@ -130,8 +129,16 @@ def draw_generated(course: Course, assignment: str) -> bool:
         if getattr(module, "ASSIGNMENT", None) != assignment:
             continue
         for check, (strategy, count) in getattr(module, "GENERATED", {}).items():
-            specs[check] = (lambda s=strategy: getattr(importlib.import_module("autograde.strategies"), s)(), count)
+            specs[check] = (functools.partial(_strategy, strategy), count)
     return generated.generate(assignment, specs) if specs else False
+
+
+def _strategy(name: str):
+    """The strategy registered as ``name`` (autograde.strategies.STRATEGIES), imported only when a release draws:
+    grading never imports Hypothesis."""
+    from autograde.strategies import STRATEGIES
+
+    return STRATEGIES[name]()
 
 
 def release(course: Course, assignments: list[str] | None = None, log=print) -> list[str]:

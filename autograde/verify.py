@@ -370,7 +370,7 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     readonly, env = course_sandbox(course, model_file)
     env.update({"AUTOGRADE_STEP_TIMEOUT": str(int(step_timeout)),
                 "AUTOGRADE_SKIP_CELLS": ",".join(str(i) for i in sorted(skip_cells)),
-                "AUTOGRADE_CHECK_PACKAGES": course.visible_package})
+                "AUTOGRADE_CHECK_PACKAGES": ",".join(course.check_packages())})
     argv = [sys.executable, "-m", RELAY, "child"]
     # Two rounds: the visible checks' inputs with the notebook, the hidden checks' only once the visible results
     # are in. A visible check's message reaches the student's page, and nothing the process holds before then

@@ -467,7 +467,7 @@ def _ngram_cost() -> list[Case]:
             Case((real, row, 3), label=COST_CAP, expected=banned_3, count_steps=True)]
 
 
-# Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
+# Generated cases (autograde.generated): {check: (a name in autograde.strategies.STRATEGIES, how many)}, drawn at release.
 GENERATED = {
     "find_cycle_hidden": ("find_cycle_call", 24),
     "repetition_rate_hidden": ("repetition_rate_call", 24),

@@ -33,6 +33,9 @@ ASSIGNMENT = "04_generation_loop"
 
 
 def _gen_cases() -> list[Case]:
+    """The hidden cases of generate_loop, each with why it is there.
+
+    Why long: a list of cases read one at a time, in the order of the stored references."""
     lm, g, tok = Resource("nb04_tiny_lm"), Resource("nb04_greedy"), Resource("nb04_pair_tokenizer")
     rng = torch.Generator().manual_seed(7)
     cases = []

@@ -163,7 +163,7 @@ def _perplexity_cases() -> list[Case]:
             + [Case((model, tok, _SPACED), label=f"SmolLM2, {_SPACED!r}: a leading space and a trailing newline")])
 
 
-# Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
+# Generated cases (autograde.generated): {check: (a name in autograde.strategies.STRATEGIES, how many)}, drawn at release.
 GENERATED = {
     "softmax_hidden": ("softmax_call", 24),
     "log_softmax_hidden": ("softmax_call", 24),

@@ -802,7 +802,7 @@ def _pipeline_defaults() -> list[Case]:
                 compare=filtered(rtol=1e-6))]
 
 
-# Generated cases (autograde.generated): {check: (strategy in autograde.strategies, how many)}, drawn at release.
+# Generated cases (autograde.generated): {check: (a name in autograde.strategies.STRATEGIES, how many)}, drawn at release.
 GENERATED = {
     "greedy_hidden": ("greedy_call", 24),
     "top_k_filter_hidden": ("top_k_call", 24),

@@ -22,7 +22,7 @@ def attacks(course_root: Path, classmate: Path, out: Path, secret: Path = Path("
 
     Classes (docs/threat-model.md): patching the checks, reading secrets, writing grades or classmates' files,
     planted links / FIFOs / device files, malformed output to the grader, hangs, resource exhaustion, markup
-    injection, leaking hidden test source.
+    injection, leaking hidden test source. Why long: a table, one entry per attack.
     """
     hidden = course_root / "pylib" / "fx_hidden"
     return {

@@ -32,6 +32,7 @@ def check(name, fn):
 
 HIDDEN_INIT = '''\
 from pathlib import Path
+CHECK_MODULES = ("double",)
 from autograde.hidden import HiddenRegistry
 HIDDEN = HiddenRegistry(__name__, Path(__file__).parent / "references")
 hidden_check = HIDDEN.hidden_check

@@ -308,7 +308,9 @@ def _rows(path: Path) -> list[dict]:
 def test_late_work_through_grading(fx_course, tmp_path):
     """Three students graded by `grade` (what `python -m autograde grade` runs): on time, late (exchange time, 25 h
     late: two started days, 20 % of 3 = 0.6), late but with an extension. Then a manual mark (the penalty follows the
-    final score: 20 % of 4 = 0.8), the feedback page, grades.csv, nbgrader's gradebook and both exports."""
+    final score: 20 % of 4 = 0.8), the feedback page, grades.csv, nbgrader's gradebook and both exports.
+
+    Why long: one grading run (the slow part), followed through each of its outputs in turn."""
     from nbgrader.api import Gradebook
 
     from autograde.gradebook import export, regenerate_feedback

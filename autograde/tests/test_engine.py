@@ -146,17 +146,24 @@ def test_multinomial_fit_with_torch_sampling_and_zero_probabilities():
 def test_registry_finds_checks_and_rejects_duplicates(tmp_path, monkeypatch):
     pkg = tmp_path / "fakechecks"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("CHECK_MODULES = ('a',)\n")
     body = ("from course_lib.checks.engine import Case, Check, exact\n"
             "CHECKS = [Check('twice', 'twice', lambda: [Case((2,), label='2', expected=4)], exact())]\n")
     (pkg / "a.py").write_text(body)
+    (pkg / "b.py").write_text(body)  # not named in CHECK_MODULES: never imported
     monkeypatch.syspath_prepend(str(tmp_path))
     reg = Registry("fakechecks")
     assert reg.get("twice").exercise == "twice"
+    assert "fakechecks.b" not in sys.modules
     with pytest.raises(KeyError, match="known: \\['twice'\\]"):
         reg.get("thrice")
-    (pkg / "b.py").write_text(body)
+    (pkg / "__init__.py").write_text("CHECK_MODULES = ('a', 'b')\n")
+    del sys.modules["fakechecks"]
     with pytest.raises(ValueError, match="defined in both"):
+        Registry("fakechecks").get("twice")
+    (pkg / "__init__.py").write_text("")
+    del sys.modules["fakechecks"]
+    with pytest.raises(ValueError, match="must name its check modules"):
         Registry("fakechecks").get("twice")
 
 

@@ -36,7 +36,9 @@ NAME = f"<img src=x onerror=\"{PUSH}('name')\">"  # a display name from the LMS,
 
 
 def _samples(course, folder: Path) -> dict[str, tuple[float, str]]:
-    """Write the sample submissions; return student -> (expected score, expected status)."""
+    """Write the sample submissions; return student -> (expected score, expected status).
+
+    Why long: a table of samples, each with its expected score and status."""
     submit(folder, "correct", student_notebook(course, CORRECT))
     submit(folder, "untouched", student_notebook(course))
     # right for numbers (the visible check passes), wrong for arrays (a hidden case fails)

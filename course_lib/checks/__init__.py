@@ -22,6 +22,14 @@ __all__ = [
 
 PASSED, FAILED, NOT_ATTEMPTED, NOT_RUN = "passed", "failed", "not attempted", "not run"
 
+# The registry of visible checks (engine.VISIBLE imports these names and nothing else of this folder): one module per
+# notebook, each with ASSIGNMENT and CHECKS, in the course's order; and the engine's modules it imports when first
+# needed, loaded with the checks so that the verification seals them before any cell runs (autograde/inside/relay.py
+# _Seal). Grading-only modules are named by the grader (autograde/course.py GRADING_ONLY_MODULES).
+# autograde/tests/test_registries.py: every name resolves, no module is left out.
+CHECK_MODULES = ("pipeline_trace", "logits_softmax", "sampling", "generation_loop", "debugging_generation")
+ENGINE_MODULES = ("rules", "trace")
+
 
 class Status(NamedTuple):
     """One row of the ``check_all`` table."""

@@ -56,7 +56,6 @@ import gc
 import importlib
 import math
 import os
-import pkgutil
 import sys
 import time
 import traceback
@@ -984,6 +983,23 @@ def _call(fn: Callable, case: Case, allow_mutation: bool, watch: Any = None,
             gc.enable()
 
 
+def _mutated(args: Sequence, kwargs: dict, pristine_args: Sequence, pristine_kwargs: dict, written: set) -> list[str]:
+    """The arguments a call changed: by value, or written in place and then restored."""
+    out = []
+    restored = ", written and then restored: the caller's tensor was still written"
+    for i, (a, p) in enumerate(zip(args, pristine_args)):
+        if not _is_placeholder(p) and not _same(a, p):
+            out.append(f"argument {i + 1}")
+        elif not _is_placeholder(p) and i in written:
+            out.append(f"argument {i + 1}{restored}")
+    for k, p in pristine_kwargs.items():
+        if not _is_placeholder(p) and not _same(kwargs[k], p):
+            out.append(f"argument {k}=")
+        elif not _is_placeholder(p) and k in written:
+            out.append(f"argument {k}={restored}")
+    return out
+
+
 def _observe(fn: Callable, case: Case, allow_mutation: bool, watch: Any, counter: "_StepCounter",
              held: list) -> Outcome:
     """Call ``fn`` on the case (``case.repeat`` times) under the watch and counter, and observe what it did; puts
@@ -1047,17 +1063,7 @@ def _observe(fn: Callable, case: Case, allow_mutation: bool, watch: Any, counter
         aliased = _aliasing(values, args, kwargs, pristine_args, pristine_kwargs)
         global_rng = rng_before is not None and not torch.equal(rng_before, torch.random.get_rng_state())
         if not allow_mutation:
-            restored = ", written and then restored: the caller's tensor was still written"
-            for i, (a, p) in enumerate(zip(args, pristine_args)):
-                if not _is_placeholder(p) and not _same(a, p):
-                    mutated.append(f"argument {i + 1}")
-                elif not _is_placeholder(p) and i in written:
-                    mutated.append(f"argument {i + 1}{restored}")
-            for k, p in pristine_kwargs.items():
-                if not _is_placeholder(p) and not _same(kwargs[k], p):
-                    mutated.append(f"argument {k}=")
-                elif not _is_placeholder(p) and k in written:
-                    mutated.append(f"argument {k}={restored}")
+            mutated = _mutated(args, kwargs, pristine_args, pristine_kwargs, written)
     except Exception as e:  # the student's exception is the information we report (its message made in the tail)
         held.append(e)
         return Outcome(case.label, error=_student_frame(e.__traceback__), seconds=time.perf_counter() - t0,
@@ -1348,22 +1354,35 @@ def evaluate(check: Check, fn: Callable, expected: Sequence[Any] | None = None, 
 
 # -------------------------------------------------------------------------------------------- registries
 class Registry:
-    """Checks collected from the ``CHECKS`` lists of every module in a package, looked up by name."""
+    """Checks collected from the ``CHECKS`` lists of the modules a package names, looked up by name.
+
+    A plain module holds its own ``CHECKS``. A package names its modules in its ``__init__``: ``CHECK_MODULES``
+    (each defines ``ASSIGNMENT`` and ``CHECKS``) and, optionally, ``ENGINE_MODULES`` (the engine's own modules it
+    imports when first needed, loaded here with the checks: the verification's seal covers the modules loaded
+    before any cell runs, autograde/inside/relay.py). Nothing else is imported: a file dropped into the folder is
+    never run (autograde/tests/test_registries.py: every name resolves, no module is left out).
+    """
 
     def __init__(self, package: str):
         self.package = package
         self._checks: dict[str, tuple[Check, Any]] | None = None
 
+    def modules(self) -> list[Any]:
+        """The modules holding this registry's checks (the package itself if it is a plain module)."""
+        pkg = importlib.import_module(self.package)
+        if not hasattr(pkg, "__path__"):
+            return [pkg]
+        if not isinstance(getattr(pkg, "CHECK_MODULES", None), tuple):
+            raise ValueError(f"{self.package} must name its check modules: CHECK_MODULES = ('<module>', ...)")
+        modules = [importlib.import_module(f"{self.package}.{name}") for name in pkg.CHECK_MODULES]
+        for name in getattr(pkg, "ENGINE_MODULES", ()):
+            importlib.import_module(f"{self.package}.{name}")
+        return modules
+
     def _load(self) -> dict[str, tuple[Check, Any]]:
         if self._checks is None:
             found: dict[str, tuple[Check, Any]] = {}
-            pkg = importlib.import_module(self.package)
-            modules = [pkg]  # a plain module holds its own CHECKS; a package's submodules hold theirs
-            if hasattr(pkg, "__path__"):
-                modules = [importlib.import_module(f"{self.package}.{info.name}")
-                           for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name)
-                           if not info.name.startswith("_") and info.name != "engine"]
-            for mod in modules:
+            for mod in self.modules():
                 for chk in getattr(mod, "CHECKS", []):
                     if chk.name in found:
                         raise ValueError(f"check {chk.name!r} is defined in both "
