@@ -237,6 +237,11 @@ STRING_EVALUATORS = {"typing.get_type_hints", "typing.ForwardRef", "typing._eval
                      "gc.get_referents"}
 
 
+# names inside those modules that a student's own self-test uses and that run no string (white-box red team 22's
+# C6: `torch.testing.assert_close(softmax(x), torch.softmax(x, -1))` in a cell of one's own)
+EVALUATOR_EXCEPTIONS = {"torch.testing.assert_close", "torch.testing.assert_allclose", "torch.testing.make_tensor"}
+
+
 def _allowed_import(name: str) -> bool:
     return any(name == m or name.startswith(m + ".") for m in ALLOWED_IMPORTS)
 
@@ -404,6 +409,19 @@ def _suffixes(full: str) -> list[str]:
 _AUTOMAGIC_LINE = re.compile(r"\s*(\w+)\b(?!\s*[=(.\[,:;)+\-*/%<>!&|^@])")
 
 
+def _one_line_cell(source: str) -> bool:
+    """Whether IPython would prefilter the cell (automagic among its dynamic transforms): one line once its static
+    transforms ran. Without IPython, any cell with one non-empty line counts (the stricter reading)."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return sum(1 for line in source.splitlines() if line.strip()) <= 1
+    try:
+        return len(TransformerManager().transform_cell(source).splitlines()) <= 1
+    except Exception:  # a cell IPython cannot transform: read it as the stricter case
+        return True
+
+
 def hidden_reach(source: str, notebook_imports: tuple[set[str], dict[str, str]] | None = None
                  ) -> list[tuple[int, str]]:
     """(line, what) for each way ``source`` reaches an object by a name it builds or hides: getattr and kin with
@@ -416,8 +434,10 @@ def hidden_reach(source: str, notebook_imports: tuple[set[str], dict[str, str]] 
     # IPython reads a line that starts with a magic's name as that magic without its % (automagic), even where
     # the line is valid Python: `run  #a.py` is a name and a comment to ast, %run of the file `#a.py` to IPython
     # (threat model, white-box red team 21, B4)
+    # IPython does so only in a cell that is one line after its static transforms (InteractiveShell.transform_cell:
+    # a docstring line starting with "run" is not a magic; white-box red team 22, C3)
     automagic = [(n, m[1]) for n, line in enumerate(source.splitlines(), 1)
-                 if (m := _AUTOMAGIC_LINE.match(line)) and m[1] in AUTOMAGIC]
+                 if (m := _AUTOMAGIC_LINE.match(line)) and m[1] in AUTOMAGIC] if _one_line_cell(source) else []
     try:
         tree = ast.parse(_strip_magics(source))  # magics and shell lines as the calls IPython makes of them
     except SyntaxError:
@@ -448,6 +468,9 @@ class _Reading:
         self.magics: set[int] = set()  # get_ipython() calls read as the magic they run
         # names bound to a class made at run time (T = type(x)) or to a library's object (T = torch.Tensor):
         # their attributes are the library's (threat model, white-box red team 22: type(x).detach = f)
+        # the chains inside an excepted name (torch.testing inside torch.testing.assert_close) are read as it
+        self.excepted = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                         and self.resolved(n) in EVALUATOR_EXCEPTIONS}
         self.library_objects = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
                                 and self._library_object(n.value) for t in n.targets if isinstance(t, ast.Name)}
 
@@ -529,6 +552,8 @@ class _Reading:
             self.add(node, f"{full} (a descriptor by number, or the command line)")
         elif any(n in TRACING for n in names):
             self.add(node, f"{full} (the tracing the cost checks count lines with)")
+        elif id(node) in self.excepted or full in EVALUATOR_EXCEPTIONS:
+            pass
         elif evaluator := next((e for n in names for e in STRING_EVALUATORS if n == e or n.startswith(e + ".")
                                 or (e.endswith(("exec", "spawn")) and n.startswith(e))), None):
             self.add(node, f"{evaluator} (runs or looks up code by a string, or reaches the checking process)")
@@ -572,7 +597,9 @@ class _Reading:
                 self.add(node, f"import {name.split('.')[0]}")
             elif getattr(node, "level", 0) or not _allowed_import(name):
                 self.add(node, f"import {name} (not among the modules an answer may use)")
-            elif any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS):
+            elif any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS) and not (
+                    isinstance(node, ast.ImportFrom) and all(f"{name}.{a.name}" in EVALUATOR_EXCEPTIONS
+                                                             for a in node.names)):
                 self.add(node, f"import {name} (runs or looks up code by a string)")
         if isinstance(node, ast.ImportFrom):
             self.imported_names(node)

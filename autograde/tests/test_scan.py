@@ -178,7 +178,8 @@ REACHING_IN = [
     "import logging\nT = logging.threading.Thread", "import torch\nP = torch.ctypes.CDLL",
     "import torch\nP = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor",
     "from torch.cuda import tunable as t\nP = t.concurrent.futures", "import tqdm\ntqdm.sys.settrace(None)",
-    "import psutil\npsutil.os.write(5, b'')", "run  #a.py", "load  #b.py", "run", "%cd /tmp",
+    "import psutil\npsutil.os.write(5, b'')", "run  #a.py", "load  #b.py", "run", "\nrun  #a.py\n",
+    "import torch.testing\ntorch.testing.FileCheck", "from torch.testing import assert_close, FileCheck", "%cd /tmp",
     "import dataclasses, torch\nS = dict(dataclasses.inspect.getmembers(torch))", "import typing\nNS = typing.types",
     "import matplotlib\nr = matplotlib.subprocess.run", "import matplotlib\nm = matplotlib.importlib.util",
     "import psutil\ns = psutil.socket.socket(fileno=fd)", "import os\nfds = [n for n in range(9) if os.stat(n)]",
@@ -197,6 +198,12 @@ REACHING_IN = [
 REACHING_IN_ACROSS_CELLS = [("import os as o", "o.write(5, b'')"), ("from tiktoken import registry as r", "r.pkgutil"),
                             ("import sys as s", "s.settrace(None)")]
 HONEST = [
+    # white-box red team 22's fairness findings: a docstring line starting with "run" (IPython's automagic applies
+    # to one-line cells only: C3), and a student's own self-test against torch's softmax with torch.testing (C6)
+    'def softmax(logits):\n    """Softmax.\n\n    run over the last axis: subtract the max.\n    """\n    return logits',
+    "x = 1\nrun = 2\nrun",
+    "import torch\nx = torch.randn(3, 5)\ntorch.testing.assert_close(x.softmax(-1), torch.softmax(x, dim=-1))",
+    "from torch.testing import assert_close\nimport torch\nassert_close(torch.ones(1), torch.ones(1))",
     # attributes of one's own objects, and a type looked at, not changed
     "class Box:\n    pass\nb = Box()\nb.x = 1\nkind = type(b)\nprint(kind.__name__, type(b) is Box)",
     "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.set_title('t')\nimport torch\nt = torch.ones(2)\nT = type(t)\nok = isinstance(t, T)",
