@@ -1,5 +1,5 @@
-"""Command line: ``python -m autograde {release,publish,grade,selfcheck,export,measure,roster,lms-import,lms-export,
-lms-feedback,stage-feedback,report,similarity,gradescope} ...``
+"""Command line: ``python -m autograde {release,publish,grade,selfcheck,export,measure,roster,course-folder,lms-import,
+lms-export,lms-feedback,stage-feedback,report,similarity,gradescope} ...``
 (``--help`` on each)."""
 
 from __future__ import annotations
@@ -87,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
     ro = sub.add_parser("roster", help="give OUT's students names and emails from a CSV (id, first, last, email)")
     ro.add_argument("out")
     ro.add_argument("roster")
+
+    cf = sub.add_parser("course-folder", help="make OUT the course's one nbgrader course folder for formgrader: every "
+                                              "released assignment in its gradebook, older per-assignment folders "
+                                              "folded in with their manual marks")
+    cf.add_argument("out")
+    cf.add_argument("--from", dest="sources", action="append", default=[],
+                    help="an older output folder of one or more assignments (e.g. graded/02; repeatable)")
 
     li = sub.add_parser("lms-import", help="unpack a Canvas or Moodle 'download all submissions' zip into SUBMISSIONS")
     li.add_argument("zip")
@@ -204,8 +211,12 @@ def _cmd_grade(course, args: argparse.Namespace, t0: float) -> int:
         # this process parses what sandboxes send: past its budget an allocation fails here (that student's
         # `error` row) instead of the machine running out (docs/sandbox.md, "Bounds")
         boundary.limit_memory(boundary.GRADER_BYTES + args.workers * boundary.WORKER_BYTES)
-        records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
-                        assignments=args.assignment, students=args.student, force=args.force)
+        try:
+            records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
+                            assignments=args.assignment, students=args.student, force=args.force)
+        except RuntimeError as e:   # another run holds OUT, or stale notebooks: one line, nothing written
+            print(f"autograde: {e}", file=sys.stderr)
+            return 2
     csv_path = Path(args.out) / "grades.csv"
     print(f"graded {len(records)} submission(s) in {time.perf_counter() - t0:.1f} s -> {csv_path}")
     return 0
@@ -233,6 +244,24 @@ def _cmd_roster(course, args: argparse.Namespace, t0: float) -> int:
     from autograde.gradebook import import_roster
     n = import_roster(Path(args.out), Path(args.roster))
     print(f"roster: {n} student(s) -> {Path(args.out) / 'gradebook.db'}")
+    return 0
+
+
+def _cmd_course_folder(course, args: argparse.Namespace, t0: float) -> int:
+    """`course-folder`."""
+    from autograde.course import shown
+    from autograde.gradebook import course_folder
+    try:
+        done = course_folder(Path(args.out), course, [Path(s) for s in args.sources])
+    except (ValueError, RuntimeError) as e:
+        print(f"autograde: {e}", file=sys.stderr)
+        return 2
+    for a, n in sorted(done.folded.items()):
+        print(f"folded in {a}: {n} student(s)")
+    for line in done.skipped:
+        print(shown(f"left alone: {line}"))
+    print(f"{Path(args.out)} serves {len(done.assignments)} assignment(s) ({', '.join(done.assignments)}); "
+          f"{done.marks} manual mark(s) copied. Formgrader: cd {args.out} && jupyter lab")
     return 0
 
 
@@ -337,7 +366,7 @@ def _cmd_measure(course, args: argparse.Namespace, t0: float) -> int:
 
 COMMANDS = {  # the sub-command's name -> what runs it
     "release": _cmd_release, "publish": _cmd_publish, "grade": _cmd_grade, "selfcheck": _cmd_selfcheck,
-    "export": _cmd_export, "roster": _cmd_roster, "lms-import": _cmd_lms_import,
+    "export": _cmd_export, "roster": _cmd_roster, "course-folder": _cmd_course_folder, "lms-import": _cmd_lms_import,
     "lms-export": _cmd_lms_export, "lms-feedback": _cmd_lms_feedback, "stage-feedback": _cmd_stage_feedback,
     "report": _cmd_report, "similarity": _cmd_similarity, "gradescope": _cmd_gradescope,
     "feedback": _cmd_feedback, "measure": _cmd_measure

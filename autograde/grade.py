@@ -36,7 +36,7 @@ from pathlib import Path
 import nbformat
 
 from autograde import boundary, deadlines, sandbox
-from autograde.course import (REPO, SAFE_ID, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, shown,
+from autograde.course import (REPO, SAFE_ID, Course, dump_json, hold, is_autograded_test, is_demo, is_grade, nbg, shown,
                               write_atomic)
 from autograde.grades_csv import write_csv
 from autograde.inside import RUNNER
@@ -834,10 +834,10 @@ def grade(course: Course, submissions: Path, out: Path, workers: int = 1, limits
         raise RuntimeError(f"cannot grade safely: {sandbox.unavailable()}")
     if limits.sandbox and (why := slot_problem()):
         raise RuntimeError(f"cannot grade safely: {why}")
-    g.out.mkdir(parents=True, exist_ok=True)
-    g.prepare(assignments)
-    records = g.run(jobs, workers=workers, force=force)
-    if merge:
-        from autograde.gradebook import merge_gradebooks  # gradebook imports nothing of grade: no cycle
-        merge_gradebooks(g, records)
+    with hold(g.out):   # one writer per OUT: a course folder holds every assignment (docs/instructors.md, 4)
+        g.prepare(assignments)
+        records = g.run(jobs, workers=workers, force=force)
+        if merge:
+            from autograde.gradebook import merge_gradebooks  # gradebook imports nothing of grade: no cycle
+            merge_gradebooks(g, records)
     return records
