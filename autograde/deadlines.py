@@ -2,8 +2,9 @@
 what the late policy takes off (issue 34, part 1).
 
 - The course file (``<course root>/deadlines.toml``; docs/instructors.md, "Deadlines and late work") holds a due
-  date per assignment (ISO 8601 with an offset: ``2026-12-14T23:59:00+01:00``), per-student extensions, the late
-  policy and its grace period, and the time zone of Moodle's zip member times.
+  date per assignment (ISO 8601 with an offset: ``2026-12-14T23:59:00+01:00``), per-student extensions, the course's
+  late policy and its grace period, an assignment's own policy where it has one (``Deadlines.policy_for``), and the
+  time zone of Moodle's zip member times.
 - When: ``submission_time`` takes the platform's own time and never one the student wrote. In order: the record
   ``lms-import`` kept (Moodle: the zip member's time; Canvas: its ``_LATE`` flag only, since Canvas's zip members carry
   the time the zip was made), else nbgrader's exchange (``timestamp.txt`` as ``nbgrader collect`` placed it), else
@@ -142,12 +143,18 @@ class Deadlines:
 
     due: dict[str, dt.datetime] = field(default_factory=dict)
     extensions: dict[tuple[str, str], dt.timedelta] = field(default_factory=dict)   # (assignment, student)
-    policy: Policy = Policy()
+    policy: Policy = Policy()           # the course's default
     zip_timezone: str = "UTC"
     path: str = ""                      # where it was read from ("" when there is no file)
+    policies: dict[str, Policy] = field(default_factory=dict)   # an assignment's own policy, where it has one
+
+    def policy_for(self, assignment: str) -> Policy:
+        """The late policy of ``assignment``: its own ``[assignments.<id>.late_policy]``, else the course's."""
+        return self.policies.get(assignment, self.policy)
 
     def fingerprint(self) -> str:
-        return repr((sorted(self.due.items()), sorted(self.extensions.items()), self.policy, self.zip_timezone))
+        return repr((sorted(self.due.items()), sorted(self.extensions.items()), self.policy, self.zip_timezone,
+                     sorted(self.policies.items())))
 
 
 def _aware(value, where: str) -> dt.datetime:
@@ -182,32 +189,49 @@ def _extension(value, due: dt.datetime, where: str) -> dt.timedelta:
     return later - due
 
 
+POLICY_KEYS = ("method", "percent", "per", "cap", "grace_minutes")
+
+
+def _policy(table, where: str, base: dict | None = None) -> Policy:
+    """A ``late_policy`` table as a Policy; ``base``: the course default's fields, which an assignment's own table
+    changes key by key (an assignment's ``method = "zero"`` keeps the course's grace period)."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} is a table of {', '.join(POLICY_KEYS)}, not {table!r}")
+    if unknown := sorted(set(table) - set(POLICY_KEYS)):
+        raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)} (known: {', '.join(POLICY_KEYS)})")
+    try:
+        return Policy(**{**(base or {}), **table})
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
 def parse(data: dict, path: str = FILE) -> Deadlines:
     """The course file's contents (a dict from tomllib) as Deadlines; ValueError naming the place of a mistake."""
     known = {"assignments", "late_policy", "moodle_zip_timezone"}
     if unknown := sorted(set(data) - known):
         raise ValueError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    lp = dict(data.get("late_policy", {}))
-    fields = {"method", "percent", "per", "cap", "grace_minutes"}
-    if unknown := sorted(set(lp) - fields):
-        raise ValueError(f"{path}: [late_policy] has unknown key(s) {', '.join(unknown)}")
-    try:
-        policy = Policy(**lp)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{path}: {e}") from None
+    policy = _policy(data.get("late_policy", {}), f"{path}: [late_policy]")
     zone = data.get("moodle_zip_timezone", "UTC")
     _zone(zone, path)
-    due, extensions = {}, {}
-    for a, spec in (data.get("assignments") or {}).items():
+    due, extensions, policies = {}, {}, {}
+    assignments = data.get("assignments") or {}
+    if not isinstance(assignments, dict):
+        raise ValueError(f"{path}: assignments is a table of [assignments.<id>], not {assignments!r}")
+    for a, spec in assignments.items():
         where = f"{path}: [assignments.{a}]"
         if not isinstance(spec, dict) or "due" not in spec:
             raise ValueError(f"{where} needs due = <date and time with offset>")
-        if unknown := sorted(set(spec) - {"due", "extensions"}):
-            raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)}")
+        if unknown := sorted(set(spec) - {"due", "extensions", "late_policy"}):
+            raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)} (known: due, extensions, late_policy)")
         due[a] = _aware(spec["due"], f"{where} due")
-        for student, ext in (spec.get("extensions") or {}).items():
+        if "late_policy" in spec:
+            policies[a] = _policy(spec["late_policy"], f"{path}: [assignments.{a}.late_policy]", asdict(policy))
+        exts = spec.get("extensions") or {}
+        if not isinstance(exts, dict):
+            raise ValueError(f"{where} extensions is a table of <student> = <extension>, not {exts!r}")
+        for student, ext in exts.items():
             extensions[(a, str(student))] = _extension(ext, due[a], f"{where} extensions.{student}")
-    return Deadlines(due, extensions, policy, zone, path)
+    return Deadlines(due, extensions, policy, zone, path, policies)
 
 
 def _zone(name: str, where: str) -> dt.tzinfo:
@@ -383,8 +407,9 @@ class Lateness:
 
 
 def assess(deadlines: Deadlines, assignment: str, student: str, when: When) -> Lateness:
-    """How late ``when`` is against ``assignment``'s due date plus ``student``'s extension."""
-    policy = deadlines.policy
+    """How late ``when`` is against ``assignment``'s due date plus ``student``'s extension, under the assignment's
+    late policy."""
+    policy = deadlines.policy_for(assignment)
     out = Lateness(policy=asdict(policy), source=when.source,
                    submitted=when.at.isoformat() if when.at else "")
     due = deadlines.due.get(assignment)
