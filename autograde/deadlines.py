@@ -7,7 +7,8 @@ what the late policy takes off (issue 34, part 1).
   time zone of Moodle's zip member times.
 - When: ``submission_time`` takes the platform's own time and never one the student wrote. In order: the record
   ``lms-import`` kept (Moodle: the zip member's time; Canvas: its ``_LATE`` flag only, since Canvas's zip members carry
-  the time the zip was made), else nbgrader's exchange (``timestamp.txt`` as ``nbgrader collect`` placed it), else
+  the time the zip was made; Gradescope: ``created_at`` of submission_metadata.json, autograde/gradescope.py), else
+  nbgrader's exchange (``timestamp.txt`` as ``nbgrader collect`` placed it), else
   the notebook file's modification time (last resort, named as such). A student's folder that ``lms-import`` filled
   never has its ``timestamp.txt`` read (test_deadlines.py, test_forged_timestamp_*).
 - How late, and the penalty: ``assess`` (the due date plus the student's extension, the grace period), ``Policy``.
@@ -45,6 +46,7 @@ UNITS = {"day": 86400, "hour": 3600}
 # where a submission time came from (the ``time_source`` column)
 MOODLE_ZIP = "moodle zip"
 CANVAS_FLAG = "canvas _LATE flag"
+GRADESCOPE = "gradescope created_at"   # submission_metadata.json's submission time (autograde/gradescope.py)
 EXCHANGE = "nbgrader exchange"
 FILE_TIME = "file time"
 
@@ -326,11 +328,12 @@ def submission_time(submissions: Path, student: str, assignment: str, record: di
     record = read_record(submissions, assignment) if record is None else record
     account = record.get(student)
     if account:   # the platform's own word; a timestamp.txt in this folder is not (threat-model.md)
-        if account.get("lms") == "moodle" and account.get("submitted_at"):
-            return When(_aware(account["submitted_at"], "import record"), MOODLE_ZIP)
+        timed = {"moodle": MOODLE_ZIP, "gradescope": GRADESCOPE}.get(account.get("lms"))
+        if timed and account.get("submitted_at"):
+            return When(_aware(account["submitted_at"], "import record"), timed)
         if account.get("lms") == "canvas":
             return When(None, CANVAS_FLAG, platform_late=bool(account.get("late")))
-        return When(None, "", note=f"the {account.get('lms')} import record holds no time")
+        return When(None, "", note=account.get("why_no_time") or f"the {account.get('lms')} import record holds no time")
     folder = Path(submissions) / student / assignment
     if os.path.islink(folder) or os.path.islink(folder.parent):   # never followed (grade refuses such folders too)
         return When(None, "", note="the student's folder is a link")
