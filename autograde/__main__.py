@@ -101,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     li.add_argument("--to", required=True, help="submissions folder (nbgrader layout), e.g. submitted")
     li.add_argument("--lms", choices=["canvas", "moodle", "auto"], default="auto")
     li.add_argument("--roster", help="roster CSV (id, first, last, email): name students by its ids")
+    li.add_argument("--times", action="append", default=[],
+                    help="Canvas: submission times (the API's submissions JSON, or a CSV with submitted_at and "
+                         "user_id, sis_user_id or login_id; repeatable; docs/instructors.md, section 2b)")
 
     lx = sub.add_parser("lms-export", help="final grades of OUT as a Canvas gradebook or Moodle grade-import CSV")
     lx.add_argument("out")
@@ -270,13 +273,22 @@ def _cmd_lms_import(course, args: argparse.Namespace, t0: float) -> int:
     from autograde.course import shown  # zip member and display names are the students': no escape sequences
     from autograde.lms import import_zip
     from autograde.deadlines import load
+    times = None
+    if args.times:
+        from autograde.canvas_times import read_times
+        try:
+            times = read_times([Path(t) for t in args.times])
+        except (OSError, ValueError) as e:
+            print(shown(f"autograde: {e}"), file=sys.stderr)
+            return 2
     res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
                      roster=Path(args.roster) if args.roster else None,
-                     zip_timezone=load(course.deadlines_file).zip_timezone)
+                     zip_timezone=load(course.deadlines_file).zip_timezone, times=times)
     for student, src in sorted(res.placed.items()):
-        at = res.accounts[student].submitted_at   # Moodle's zip time (section 2b of docs/instructors.md)
+        e = res.accounts[student]   # Moodle's zip time, Canvas's from --times (section 2b of docs/instructors.md)
         print(shown(f"{student}: {src}") + (" (late)" if student in res.late else "")
-              + (f" (submitted {at})" if at else ""))
+              + (f" (submitted {e.submitted_at})" if e.submitted_at else "")
+              + (f" (no time: {e.why_no_time})" if e.why_no_time else ""))
     for member, why in res.skipped:
         print(shown(f"skipped {member}: {why}"))
     for line in res.unmatched:

@@ -6,8 +6,8 @@ what the late policy takes off (issue 34, part 1).
   late policy and its grace period, an assignment's own policy where it has one (``Deadlines.policy_for``), and the
   time zone of Moodle's zip member times.
 - When: ``submission_time`` takes the platform's own time and never one the student wrote. In order: the record
-  ``lms-import`` kept (Moodle: the zip member's time; Canvas: its ``_LATE`` flag only, since Canvas's zip members carry
-  the time the zip was made; Gradescope: ``created_at`` of submission_metadata.json, autograde/gradescope.py), else
+  ``lms-import`` kept (Moodle: the zip member's time; Canvas: ``submitted_at`` from ``--times``, autograde/canvas_times.py,
+  else its ``_LATE`` flag only, since Canvas's zip members carry the time the zip was made; Gradescope: ``created_at`` of submission_metadata.json, autograde/gradescope.py), else
   nbgrader's exchange (``timestamp.txt`` as ``nbgrader collect`` placed it), else
   the notebook file's modification time (last resort, named as such). A student's folder that ``lms-import`` filled
   never has its ``timestamp.txt`` read (test_deadlines.py, test_forged_timestamp_*).
@@ -46,6 +46,7 @@ UNITS = {"day": 86400, "hour": 3600}
 # where a submission time came from (the ``time_source`` column)
 MOODLE_ZIP = "moodle zip"
 CANVAS_FLAG = "canvas _LATE flag"
+CANVAS_TIMES = "canvas submitted_at"    # lms-import --times: Canvas's API submitted_at (autograde/canvas_times.py)
 GRADESCOPE = "gradescope created_at"   # submission_metadata.json's submission time (autograde/gradescope.py)
 EXCHANGE = "nbgrader exchange"
 FILE_TIME = "file time"
@@ -159,7 +160,7 @@ class Deadlines:
                      sorted(self.policies.items())))
 
 
-def _aware(value, where: str) -> dt.datetime:
+def aware(value, where: str) -> dt.datetime:
     """A TOML offset date-time, or an ISO 8601 string with an offset, as an aware UTC datetime."""
     if isinstance(value, str):
         try:
@@ -185,7 +186,7 @@ def _extension(value, due: dt.datetime, where: str) -> dt.timedelta:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"{where}.{k}: a number >= 0, not {v!r}")
         return dt.timedelta(**{k: float(v) for k, v in value.items()})
-    later = _aware(value, where)
+    later = aware(value, where)
     if later < due:
         raise ValueError(f"{where}: {later.isoformat()} is before the assignment's due date {due.isoformat()}")
     return later - due
@@ -225,7 +226,7 @@ def parse(data: dict, path: str = FILE) -> Deadlines:
             raise ValueError(f"{where} needs due = <date and time with offset>")
         if unknown := sorted(set(spec) - {"due", "extensions", "late_policy"}):
             raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)} (known: due, extensions, late_policy)")
-        due[a] = _aware(spec["due"], f"{where} due")
+        due[a] = aware(spec["due"], f"{where} due")
         if "late_policy" in spec:
             policies[a] = _policy(spec["late_policy"], f"{path}: [assignments.{a}.late_policy]", asdict(policy))
         exts = spec.get("extensions") or {}
@@ -328,11 +329,11 @@ def submission_time(submissions: Path, student: str, assignment: str, record: di
     record = read_record(submissions, assignment) if record is None else record
     account = record.get(student)
     if account:   # the platform's own word; a timestamp.txt in this folder is not (threat-model.md)
-        timed = {"moodle": MOODLE_ZIP, "gradescope": GRADESCOPE}.get(account.get("lms"))
+        timed = {"moodle": MOODLE_ZIP, "gradescope": GRADESCOPE, "canvas": CANVAS_TIMES}.get(account.get("lms"))
         if timed and account.get("submitted_at"):
-            return When(_aware(account["submitted_at"], "import record"), timed)
+            return When(aware(account["submitted_at"], "import record"), timed)
         if account.get("lms") == "canvas":
-            return When(None, CANVAS_FLAG, platform_late=bool(account.get("late")))
+            return When(None, CANVAS_FLAG, platform_late=bool(account.get("late")), note=account.get("why_no_time", ""))
         return When(None, "", note=account.get("why_no_time") or f"the {account.get('lms')} import record holds no time")
     folder = Path(submissions) / student / assignment
     if os.path.islink(folder) or os.path.islink(folder.parent):   # never followed (grade refuses such folders too)
@@ -438,7 +439,9 @@ def assess(deadlines: Deadlines, assignment: str, student: str, when: When) -> L
         elif when.source == CANVAS_FLAG:
             out.state, out.seconds_late = "on time (Canvas: no _LATE flag)", 0.0
         else:
-            out.state = "no submission time" + (f" ({when.note})" if when.note else "")
+            out.state = "no submission time"
+        if when.note:   # why there is no time (lms-import --times without this student, Gradescope's metadata)
+            out.state += f" ({when.note})"
         return out
     seconds = max(0.0, (when.at - (due + ext)).total_seconds())
     out.seconds_late = round(seconds, 3)
