@@ -160,17 +160,20 @@ def hold(out: Path):
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    f = open(out / LOCK, "a+")
+    try:   # never through a link (the folder is the instructor's, but a lock is no reason to follow one)
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise RuntimeError(f"cannot take {out / LOCK} ({e.strerror}): is it a link? remove it") from None
     try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        f.close()
+        os.close(fd)
         raise RuntimeError(f"{out} is being written by another `grade` or `course-folder` run (it holds "
                            f"{out / LOCK}): wait for it to finish, then run this again") from None
     try:
         yield out
     finally:
-        f.close()
+        os.close(fd)
 
 
 def dump_json(obj) -> str:

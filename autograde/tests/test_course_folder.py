@@ -212,3 +212,8 @@ def test_a_second_writer_is_refused(two, tmp_path):
         release.set()
         t.join()
     assert sorted(p.name for p in out.iterdir()) == [LOCK]
+    (out / LOCK).unlink()                                  # a lock that is a link is not followed
+    (out / LOCK).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(RuntimeError, match="is it a link"):
+        course_folder(out, two, log=lambda *_: None)
+    assert not (tmp_path / "elsewhere").exists()
