@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import json
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -166,16 +165,18 @@ def test_one_course_folder_holds_every_assignment_and_keeps_marks_across_regrade
     assert _formgraders_view(out) == {"fx": ["alice", "bob"], "fy": ["alice"]}
 
 
-def test_every_released_assignment_is_listed_before_it_is_graded(two, tmp_path):
-    """A course folder made before any grading lists every assignment (with the course file's due date), so
-    formgrader shows the whole term from its first week."""
+def test_every_released_assignment_is_listed_before_it_is_graded(two, tmp_path, capsys):
+    """A course folder made before any grading (`python -m autograde course-folder graded`) lists every assignment
+    (with the course file's due date), so formgrader shows the whole term from its first week."""
     from nbgrader.api import Gradebook
+
+    from autograde.__main__ import main
 
     term = tmp_path / "deadlines.toml"
     term.write_text("[assignments.fy]\ndue = 2026-12-14T23:59:00+01:00\n")
     out = tmp_path / "graded"
-    done = course_folder(out, replace(two, deadlines_path=term), log=lambda *_: None)
-    assert done.assignments == ["fx", "fy"] and done.folded == {}
+    assert main(["--root", str(two.root), "--deadlines", str(term), "course-folder", str(out)]) == 0
+    assert f"{out} serves 2 assignment(s) (fx, fy); 0 manual mark(s) copied" in capsys.readouterr().out
     assert _formgraders_view(out) == {"fx": [], "fy": []}
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         assert gb.find_assignment("fy").duedate.isoformat() == "2026-12-14T22:59:00"
