@@ -367,8 +367,9 @@ def run(root: Path) -> dict:
             shutil.copyfile(nb, subs / f"{assignment}.ipynb")
             meta = read_metadata(root / METADATA)   # when it was submitted, Gradescope's due date, who
             term, why = course_deadlines(course, assignment, meta)
-            if meta.problem() or why:   # graded all the same; the output says why lateness was not assessed
-                print(f"lateness not assessed: {meta.problem() or why}", flush=True)
+            unassessed = meta.problem() or why   # graded all the same; the output says why
+            if unassessed:
+                print(f"lateness not assessed: {unassessed}", flush=True)
             write_atomic(record_path(work / "submitted", assignment), dump_json(time_record(meta, why)))
             try:
                 records = grade(course, work / "submitted", work / "out", workers=1, assignments=[assignment],
@@ -381,8 +382,8 @@ def run(root: Path) -> dict:
             else:
                 secret = [ln for p in course.source_notebooks(assignment) for ln in hidden_lines(read_notebook(p))]
                 res = results_from_record(records[0], secret)
-                if (meta.problem() or why) and (meta.problem() or why) not in res["output"]:
-                    res["output"] += f"\nLateness not assessed: {meta.problem() or why}"
+                if unassessed and unassessed not in res["output"]:
+                    res["output"] += f"\nLateness not assessed: {unassessed}"
                 res["execution_time"] = int(time.time() - started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
