@@ -1,5 +1,5 @@
-"""Command line: ``python -m autograde {release,publish,grade,selfcheck,export,measure,roster,lms-import,lms-export,
-lms-feedback,stage-feedback,report,similarity,gradescope} ...``
+"""Command line: ``python -m autograde {release,publish,grade,selfcheck,export,measure,roster,course-folder,lms-import,
+lms-export,lms-feedback,stage-feedback,report,similarity,gradescope} ...``
 (``--help`` on each)."""
 
 from __future__ import annotations
@@ -91,12 +91,22 @@ def _parser() -> argparse.ArgumentParser:
     ro.add_argument("out")
     ro.add_argument("roster")
 
+    cf = sub.add_parser("course-folder", help="make OUT the course's one nbgrader course folder for formgrader: every "
+                                              "released assignment in its gradebook, older per-assignment folders "
+                                              "folded in with their manual marks")
+    cf.add_argument("out")
+    cf.add_argument("--from", dest="sources", action="append", default=[],
+                    help="an older output folder of one or more assignments (e.g. graded/02; repeatable)")
+
     li = sub.add_parser("lms-import", help="unpack a Canvas or Moodle 'download all submissions' zip into SUBMISSIONS")
     li.add_argument("zip")
     li.add_argument("--assignment", required=True, help="assignment id: the notebook becomes <id>/<id>.ipynb")
     li.add_argument("--to", required=True, help="submissions folder (nbgrader layout), e.g. submitted")
     li.add_argument("--lms", choices=["canvas", "moodle", "auto"], default="auto")
     li.add_argument("--roster", help="roster CSV (id, first, last, email): name students by its ids")
+    li.add_argument("--times", action="append", default=[],
+                    help="Canvas: submission times (the API's submissions JSON, or a CSV with submitted_at and "
+                         "user_id, sis_user_id or login_id; repeatable; docs/instructors.md, section 2b)")
 
     lx = sub.add_parser("lms-export", help="final grades of OUT as a Canvas gradebook or Moodle grade-import CSV")
     lx.add_argument("out")
@@ -207,8 +217,12 @@ def _cmd_grade(course, args: argparse.Namespace, t0: float) -> int:
         # this process parses what sandboxes send: past its budget an allocation fails here (that student's
         # `error` row) instead of the machine running out (docs/sandbox.md, "Bounds")
         boundary.limit_memory(boundary.GRADER_BYTES + args.workers * boundary.WORKER_BYTES)
-        records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
-                        assignments=args.assignment, students=args.student, force=args.force)
+        try:
+            records = grade(course, Path(args.submissions), Path(args.out), workers=args.workers, limits=limits,
+                            assignments=args.assignment, students=args.student, force=args.force)
+        except RuntimeError as e:   # another run holds OUT, or stale notebooks: one line, nothing written
+            print(f"autograde: {e}", file=sys.stderr)
+            return 2
     csv_path = Path(args.out) / "grades.csv"
     print(f"graded {len(records)} submission(s) in {time.perf_counter() - t0:.1f} s -> {csv_path}")
     return 0
@@ -239,18 +253,45 @@ def _cmd_roster(course, args: argparse.Namespace, t0: float) -> int:
     return 0
 
 
+def _cmd_course_folder(course, args: argparse.Namespace, t0: float) -> int:
+    """`course-folder`."""
+    from autograde.course import shown
+    from autograde.gradebook import course_folder
+    try:
+        done = course_folder(Path(args.out), course, [Path(s) for s in args.sources])
+    except (ValueError, RuntimeError) as e:
+        print(f"autograde: {e}", file=sys.stderr)
+        return 2
+    for a, n in sorted(done.folded.items()):
+        print(f"folded in {a}: {n} student(s)")
+    for line in done.skipped:
+        print(shown(f"left alone: {line}"))
+    print(f"{Path(args.out)} serves {len(done.assignments)} assignment(s) ({', '.join(done.assignments)}); "
+          f"{done.marks} manual mark(s) copied. Formgrader: cd {args.out} && jupyter lab")
+    return 0
+
+
 def _cmd_lms_import(course, args: argparse.Namespace, t0: float) -> int:
     """`lms-import`."""
     from autograde.course import shown  # zip member and display names are the students': no escape sequences
     from autograde.lms import import_zip
     from autograde.deadlines import load
+    times = None
+    if args.times:
+        from autograde.canvas_times import read_times
+        try:
+            times = read_times([Path(t) for t in args.times])
+        except (OSError, ValueError) as e:
+            print(shown(f"autograde: {e}"), file=sys.stderr)
+            return 2
     res = import_zip(Path(args.zip), Path(args.to), args.assignment, lms=args.lms,
                      roster=Path(args.roster) if args.roster else None,
-                     zip_timezone=load(course.deadlines_file).zip_timezone)
+                     zip_timezone=load(course.deadlines_file).zip_timezone, times=times)
     for student, src in sorted(res.placed.items()):
-        at = res.accounts[student].submitted_at   # Moodle's zip time (section 2b of docs/instructors.md)
+        e = res.accounts[student]   # Moodle's zip time, Canvas's from --times (section 2b of docs/instructors.md)
         print(shown(f"{student}: {src}") + (" (late)" if student in res.late else "")
-              + (f" (submitted {at})" if at else ""))
+              + (f" (submitted {e.submitted_at})" if e.submitted_at else "")
+              + (f" (no time: {e.why_no_time})" if e.why_no_time else ""))
     for member, why in res.skipped:
         print(shown(f"skipped {member}: {why}"))
     for line in res.unmatched:
@@ -340,7 +381,7 @@ def _cmd_measure(course, args: argparse.Namespace, t0: float) -> int:
 
 COMMANDS = {  # the sub-command's name -> what runs it
     "release": _cmd_release, "publish": _cmd_publish, "grade": _cmd_grade, "selfcheck": _cmd_selfcheck,
-    "export": _cmd_export, "roster": _cmd_roster, "lms-import": _cmd_lms_import,
+    "export": _cmd_export, "roster": _cmd_roster, "course-folder": _cmd_course_folder, "lms-import": _cmd_lms_import,
     "lms-export": _cmd_lms_export, "lms-feedback": _cmd_lms_feedback, "stage-feedback": _cmd_stage_feedback,
     "report": _cmd_report, "similarity": _cmd_similarity, "gradescope": _cmd_gradescope,
     "feedback": _cmd_feedback, "measure": _cmd_measure

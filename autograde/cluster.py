@@ -29,7 +29,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograde.course import Course, dump_json, is_grade, nbg, shown, write_atomic
+from autograde.course import Course, dump_json, hold, is_grade, nbg, shown, write_atomic
 from autograde.grade import Grader, Job, Limits, find_jobs
 from autograde.grades_csv import write_csv
 from autograde.record import GradeRecord, Status
@@ -235,11 +235,17 @@ def grade_on_cluster(course: Course, submissions: Path, out: Path, cluster, limi
 
     Returns the records sorted by (student, assignment); every job has one, failed tasks as ``error``.
     """
-    from distributed import Client, KilledWorker, as_completed
-
     jobs, assignments = find_jobs(course, Path(submissions), assignments, students)
     g = Grader(course, out, limits, log)
-    g.out.mkdir(parents=True, exist_ok=True)
+    with hold(g.out):   # one writer per OUT (a course folder holds every assignment: course.hold)
+        return _grade_on_cluster(g, jobs, assignments, cluster, limits, force, log, merge, retries, wait_s)
+
+
+def _grade_on_cluster(g: Grader, jobs: list[Job], assignments: list[str], cluster, limits: Limits, force: bool,
+                      log, merge: bool, retries: int, wait_s: float) -> list[dict]:
+    from distributed import Client, KilledWorker, as_completed
+
+    course = g.course
     g.prepare(assignments)
     jobs = [Job(j.student, j.assignment, j.sub_dir.resolve()) for j in jobs]
     token = uuid.uuid4().hex

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,6 +145,35 @@ def write_atomic(path: Path, text: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+LOCK = ".autograde.lock"   # OUT/.autograde.lock: one writer at a time in an output folder (a whole course's)
+
+
+@contextmanager
+def hold(out: Path):
+    """Hold OUT for the duration: one ``grade`` or ``course-folder`` at a time writes a folder (its gradebook.db,
+    ``.work/``, grades.csv), so that two assignments graded into one course folder at once cannot remove each
+    other's work or interleave their gradebook writes. A second writer is refused at once, naming the folder
+    (test_course_folder.py, test_a_second_writer_is_refused)."""
+    import fcntl
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:   # never through a link (the folder is the instructor's, but a lock is no reason to follow one)
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise RuntimeError(f"cannot take {out / LOCK} ({e.strerror}): is it a link? remove it") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise RuntimeError(f"{out} is being written by another `grade` or `course-folder` run (it holds "
+                           f"{out / LOCK}): wait for it to finish, then run this again") from None
+    try:
+        yield out
+    finally:
+        os.close(fd)
 
 
 def dump_json(obj) -> str:

@@ -2,11 +2,13 @@
 what the late policy takes off (issue 34, part 1).
 
 - The course file (``<course root>/deadlines.toml``; docs/instructors.md, "Deadlines and late work") holds a due
-  date per assignment (ISO 8601 with an offset: ``2026-12-14T23:59:00+01:00``), per-student extensions, the late
-  policy and its grace period, and the time zone of Moodle's zip member times.
+  date per assignment (ISO 8601 with an offset: ``2026-12-14T23:59:00+01:00``), per-student extensions, the course's
+  late policy and its grace period, an assignment's own policy where it has one (``Deadlines.policy_for``), and the
+  time zone of Moodle's zip member times.
 - When: ``submission_time`` takes the platform's own time and never one the student wrote. In order: the record
-  ``lms-import`` kept (Moodle: the zip member's time; Canvas: its ``_LATE`` flag only, since Canvas's zip members carry
-  the time the zip was made), else nbgrader's exchange (``timestamp.txt`` as ``nbgrader collect`` placed it), else
+  ``lms-import`` kept (Moodle: the zip member's time; Canvas: ``submitted_at`` from ``--times``, autograde/canvas_times.py,
+  else its ``_LATE`` flag only, since Canvas's zip members carry the time the zip was made; Gradescope: ``created_at`` of submission_metadata.json, autograde/gradescope.py), else
+  nbgrader's exchange (``timestamp.txt`` as ``nbgrader collect`` placed it), else
   the notebook file's modification time (last resort, named as such). A student's folder that ``lms-import`` filled
   never has its ``timestamp.txt`` read (test_deadlines.py, test_forged_timestamp_*).
 - How late, and the penalty: ``assess`` (the due date plus the student's extension, the grace period), ``Policy``.
@@ -44,6 +46,8 @@ UNITS = {"day": 86400, "hour": 3600}
 # where a submission time came from (the ``time_source`` column)
 MOODLE_ZIP = "moodle zip"
 CANVAS_FLAG = "canvas _LATE flag"
+CANVAS_TIMES = "canvas submitted_at"    # lms-import --times: Canvas's API submitted_at (autograde/canvas_times.py)
+GRADESCOPE = "gradescope created_at"   # submission_metadata.json's submission time (autograde/gradescope.py)
 EXCHANGE = "nbgrader exchange"
 FILE_TIME = "file time"
 
@@ -142,15 +146,21 @@ class Deadlines:
 
     due: dict[str, dt.datetime] = field(default_factory=dict)
     extensions: dict[tuple[str, str], dt.timedelta] = field(default_factory=dict)   # (assignment, student)
-    policy: Policy = Policy()
+    policy: Policy = Policy()           # the course's default
     zip_timezone: str = "UTC"
     path: str = ""                      # where it was read from ("" when there is no file)
+    policies: dict[str, Policy] = field(default_factory=dict)   # an assignment's own policy, where it has one
+
+    def policy_for(self, assignment: str) -> Policy:
+        """The late policy of ``assignment``: its own ``[assignments.<id>.late_policy]``, else the course's."""
+        return self.policies.get(assignment, self.policy)
 
     def fingerprint(self) -> str:
-        return repr((sorted(self.due.items()), sorted(self.extensions.items()), self.policy, self.zip_timezone))
+        return repr((sorted(self.due.items()), sorted(self.extensions.items()), self.policy, self.zip_timezone,
+                     sorted(self.policies.items())))
 
 
-def _aware(value, where: str) -> dt.datetime:
+def aware(value, where: str) -> dt.datetime:
     """A TOML offset date-time, or an ISO 8601 string with an offset, as an aware UTC datetime."""
     if isinstance(value, str):
         try:
@@ -176,10 +186,26 @@ def _extension(value, due: dt.datetime, where: str) -> dt.timedelta:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"{where}.{k}: a number >= 0, not {v!r}")
         return dt.timedelta(**{k: float(v) for k, v in value.items()})
-    later = _aware(value, where)
+    later = aware(value, where)
     if later < due:
         raise ValueError(f"{where}: {later.isoformat()} is before the assignment's due date {due.isoformat()}")
     return later - due
+
+
+POLICY_KEYS = ("method", "percent", "per", "cap", "grace_minutes")
+
+
+def _policy(table, where: str, base: dict | None = None) -> Policy:
+    """A ``late_policy`` table as a Policy; ``base``: the course default's fields, which an assignment's own table
+    changes key by key (an assignment's ``method = "zero"`` keeps the course's grace period)."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} is a table of {', '.join(POLICY_KEYS)}, not {table!r}")
+    if unknown := sorted(set(table) - set(POLICY_KEYS)):
+        raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)} (known: {', '.join(POLICY_KEYS)})")
+    try:
+        return Policy(**{**(base or {}), **table})
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where}: {e}") from None
 
 
 def parse(data: dict, path: str = FILE) -> Deadlines:
@@ -187,27 +213,28 @@ def parse(data: dict, path: str = FILE) -> Deadlines:
     known = {"assignments", "late_policy", "moodle_zip_timezone"}
     if unknown := sorted(set(data) - known):
         raise ValueError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    lp = dict(data.get("late_policy", {}))
-    fields = {"method", "percent", "per", "cap", "grace_minutes"}
-    if unknown := sorted(set(lp) - fields):
-        raise ValueError(f"{path}: [late_policy] has unknown key(s) {', '.join(unknown)}")
-    try:
-        policy = Policy(**lp)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{path}: {e}") from None
+    policy = _policy(data.get("late_policy", {}), f"{path}: [late_policy]")
     zone = data.get("moodle_zip_timezone", "UTC")
     _zone(zone, path)
-    due, extensions = {}, {}
-    for a, spec in (data.get("assignments") or {}).items():
+    due, extensions, policies = {}, {}, {}
+    assignments = data.get("assignments") or {}
+    if not isinstance(assignments, dict):
+        raise ValueError(f"{path}: assignments is a table of [assignments.<id>], not {assignments!r}")
+    for a, spec in assignments.items():
         where = f"{path}: [assignments.{a}]"
         if not isinstance(spec, dict) or "due" not in spec:
             raise ValueError(f"{where} needs due = <date and time with offset>")
-        if unknown := sorted(set(spec) - {"due", "extensions"}):
-            raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)}")
-        due[a] = _aware(spec["due"], f"{where} due")
-        for student, ext in (spec.get("extensions") or {}).items():
+        if unknown := sorted(set(spec) - {"due", "extensions", "late_policy"}):
+            raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)} (known: due, extensions, late_policy)")
+        due[a] = aware(spec["due"], f"{where} due")
+        if "late_policy" in spec:
+            policies[a] = _policy(spec["late_policy"], f"{path}: [assignments.{a}.late_policy]", asdict(policy))
+        exts = spec.get("extensions") or {}
+        if not isinstance(exts, dict):
+            raise ValueError(f"{where} extensions is a table of <student> = <extension>, not {exts!r}")
+        for student, ext in exts.items():
             extensions[(a, str(student))] = _extension(ext, due[a], f"{where} extensions.{student}")
-    return Deadlines(due, extensions, policy, zone, path)
+    return Deadlines(due, extensions, policy, zone, path, policies)
 
 
 def _zone(name: str, where: str) -> dt.tzinfo:
@@ -302,11 +329,12 @@ def submission_time(submissions: Path, student: str, assignment: str, record: di
     record = read_record(submissions, assignment) if record is None else record
     account = record.get(student)
     if account:   # the platform's own word; a timestamp.txt in this folder is not (threat-model.md)
-        if account.get("lms") == "moodle" and account.get("submitted_at"):
-            return When(_aware(account["submitted_at"], "import record"), MOODLE_ZIP)
+        timed = {"moodle": MOODLE_ZIP, "gradescope": GRADESCOPE, "canvas": CANVAS_TIMES}.get(account.get("lms"))
+        if timed and account.get("submitted_at"):
+            return When(aware(account["submitted_at"], "import record"), timed)
         if account.get("lms") == "canvas":
-            return When(None, CANVAS_FLAG, platform_late=bool(account.get("late")))
-        return When(None, "", note=f"the {account.get('lms')} import record holds no time")
+            return When(None, CANVAS_FLAG, platform_late=bool(account.get("late")), note=account.get("why_no_time", ""))
+        return When(None, "", note=account.get("why_no_time") or f"the {account.get('lms')} import record holds no time")
     folder = Path(submissions) / student / assignment
     if os.path.islink(folder) or os.path.islink(folder.parent):   # never followed (grade refuses such folders too)
         return When(None, "", note="the student's folder is a link")
@@ -383,8 +411,9 @@ class Lateness:
 
 
 def assess(deadlines: Deadlines, assignment: str, student: str, when: When) -> Lateness:
-    """How late ``when`` is against ``assignment``'s due date plus ``student``'s extension."""
-    policy = deadlines.policy
+    """How late ``when`` is against ``assignment``'s due date plus ``student``'s extension, under the assignment's
+    late policy."""
+    policy = deadlines.policy_for(assignment)
     out = Lateness(policy=asdict(policy), source=when.source,
                    submitted=when.at.isoformat() if when.at else "")
     due = deadlines.due.get(assignment)
@@ -410,7 +439,9 @@ def assess(deadlines: Deadlines, assignment: str, student: str, when: When) -> L
         elif when.source == CANVAS_FLAG:
             out.state, out.seconds_late = "on time (Canvas: no _LATE flag)", 0.0
         else:
-            out.state = "no submission time" + (f" ({when.note})" if when.note else "")
+            out.state = "no submission time"
+        if when.note:   # why there is no time (lms-import --times without this student, Gradescope's metadata)
+            out.state += f" ({when.note})"
         return out
     seconds = max(0.0, (when.at - (due + ext)).total_seconds())
     out.seconds_late = round(seconds, 3)

@@ -39,7 +39,7 @@ from typing import Callable
 import nbformat
 
 from autograde import boundary, deadlines, sandbox
-from autograde.course import (REPO, SAFE_ID, Course, dump_json, is_autograded_test, is_demo, is_grade, nbg, shown,
+from autograde.course import (REPO, SAFE_ID, Course, dump_json, hold, is_autograded_test, is_demo, is_grade, nbg, shown,
                               write_atomic)
 from autograde.grades_csv import write_csv
 from autograde.inside import RUNNER
@@ -509,7 +509,8 @@ PIPELINE: tuple[Step, ...] = (
 class Grader:
     """Grades a folder of submissions into OUT (see module docstring)."""
 
-    def __init__(self, course: Course, out: Path, limits: Limits = Limits(), log=print):
+    def __init__(self, course: Course, out: Path, limits: Limits = Limits(), log=print,
+                 given_deadlines: deadlines.Deadlines | None = None):
         self.course, self.out, self.limits, self.log = course, Path(out).resolve(), limits, log
         self.templates: dict = {}
         self._lock = threading.Lock()
@@ -517,6 +518,7 @@ class Grader:
         self._model: Path | None = None
         self._known: dict[str, dict] = {}
         self.deadlines = deadlines.Deadlines()
+        self._given_deadlines = given_deadlines   # Gradescope's run: the course file with Gradescope's word
 
     @property
     def fingerprint(self) -> str:
@@ -538,7 +540,8 @@ class Grader:
         from autograde.intake import fingerprints
         self._known = {a: fingerprints(self.course.release_notebook(a, a).read_text())
                        for a in self.course.assignments() if self.course.release_notebook(a, a).exists()}
-        self.deadlines = deadlines.load(self.course.deadlines_file)
+        self.deadlines = (self._given_deadlines if self._given_deadlines is not None
+                          else deadlines.load(self.course.deadlines_file))
         h = hashlib.sha256(_code_fingerprint(self.course).encode())
         h.update(repr(self.limits).encode() + repr(self.course.cell_timeout).encode())
         for a in assignments:
@@ -933,21 +936,22 @@ def find_jobs(course: Course, submissions: Path, assignments: list[str] | None =
 
 def grade(course: Course, submissions: Path, out: Path, workers: int = 1, limits: Limits = Limits(),
           assignments: list[str] | None = None, students: list[str] | None = None, force: bool = False,
-          log=print, merge: bool = True) -> list[dict]:
+          log=print, merge: bool = True, given_deadlines: deadlines.Deadlines | None = None) -> list[dict]:
     """Grade SUBMISSIONS into OUT (grades.csv, details/, feedback/, autograded/, gradebooks/).
 
-    ``merge``: also build OUT/gradebook.db for formgrader (selfcheck and measure skip it).
+    ``merge``: also build OUT/gradebook.db for formgrader (selfcheck and measure skip it). ``given_deadlines``:
+    due dates and policies to grade against instead of the course file's (autograde/gradescope.py).
     """
     jobs, assignments = find_jobs(course, Path(submissions), assignments, students)
-    g = Grader(course, out, limits, log)
+    g = Grader(course, out, limits, log, given_deadlines)
     if limits.sandbox and sandbox.unavailable():  # refuse before anything is written
         raise RuntimeError(f"cannot grade safely: {sandbox.unavailable()}")
     if limits.sandbox and (why := slot_problem()):
         raise RuntimeError(f"cannot grade safely: {why}")
-    g.out.mkdir(parents=True, exist_ok=True)
-    g.prepare(assignments)
-    records = g.run(jobs, workers=workers, force=force)
-    if merge:
-        from autograde.gradebook import merge_gradebooks  # gradebook imports nothing of grade: no cycle
-        merge_gradebooks(g, records)
+    with hold(g.out):   # one writer per OUT: a course folder holds every assignment (docs/instructors.md, 4)
+        g.prepare(assignments)
+        records = g.run(jobs, workers=workers, force=force)
+        if merge:
+            from autograde.gradebook import merge_gradebooks  # gradebook imports nothing of grade: no cycle
+            merge_gradebooks(g, records)
     return records

@@ -14,11 +14,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import shutil
 import tempfile
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograde.course import SAFE_ID, Course, write_atomic
+from autograde.course import SAFE_ID, Course, hold, write_atomic
 from autograde.deadlines import copy_into, feedback_notes, notes, refresh_penalty
 from autograde.grades_csv import write_csv
 from autograde.record import Condition, GradeRecord, Status
@@ -117,8 +120,10 @@ def _ensure_assignments(out: Path, course: Course, assignments: list[str]) -> No
 
 
 def merge_gradebooks(grader, records: list[dict]) -> None:
-    """Copy automatic grades of every graded record into OUT/gradebook.db, then export grades.csv."""
-    from nbgrader.api import Gradebook, MissingEntry
+    """Copy automatic grades of every graded record into OUT/gradebook.db, then export grades.csv. Other
+    assignments' (and other students') entries in OUT/gradebook.db are left as they are: one OUT holds the whole
+    course (test_course_folder.py)."""
+    from nbgrader.api import Gradebook
 
     out, course = grader.out, grader.course
     assignments = sorted({r["assignment"] for r in records})
@@ -128,44 +133,195 @@ def merge_gradebooks(grader, records: list[dict]) -> None:
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{out / 'gradebook.db'}") as main:
         # nbgrader's add_submission trips SQLAlchemy autoflush warnings that do not affect the result
         warnings.simplefilter("ignore", category=Warning)
-        for r in records:
-            if not SAFE_ID.match(r["student"]):
-                continue  # not a student id (`invalid_name`): never graded, never in a gradebook (and a name that
-                          # is not UTF-8, a white-box red team's folder, cannot even be looked up there)
-            src = out / "gradebooks" / r["student"] / f"{r['assignment']}.db"
-            if not src.exists():  # nothing graded (missing, invalid, wall-clock limit): drop an older result
-                try:
-                    main.remove_submission(r["assignment"], r["student"])
-                except MissingEntry:
-                    pass
-                continue
-            main.update_or_create_student(r["student"])
-            main.update_or_create_submission(r["assignment"], r["student"])
-            with Gradebook(f"sqlite:///{src}") as one:
-                try:
-                    sub = one.find_submission(r["assignment"], r["student"])
-                except MissingEntry:
-                    continue
-                changed = set(r.get("changed_answers", []))
-                for nb in sub.notebooks:
-                    for g in nb.grades:
-                        tgt = main.find_grade(g.name, nb.name, r["assignment"], r["student"])
-                        tgt.auto_score = g.auto_score
-                        # an instructor's manual score survives regrading; it needs a new look only if the
-                        # student's answer itself changed since the last grading
-                        if tgt.manual_score is None:
-                            tgt.needs_manual_grade = g.needs_manual_grade
-                        else:
-                            tgt.needs_manual_grade = f"{nb.name}/{g.name}" in changed
-                    for cm in nb.comments:
-                        tgt = main.find_comment(cm.name, nb.name, r["assignment"], r["student"])
-                        tgt.auto_comment = cm.auto_comment
-                copy_into(sub, main, r["assignment"], r["student"])   # timestamp, extension, due date, penalties
-            main.db.commit()
+        _merge_records(main, out, records)
         if (out / "roster.csv").exists():
             _apply_roster(main, read_roster(out / "roster.csv"))
     write_atomic(out / "nbgrader_config.py", _config_text(out, course))
     export(out)
+
+
+def _merge_records(main, out: Path, records: list[dict]) -> None:
+    """Each record's automatic scores and comments, from its student's gradebook (OUT/gradebooks/), into ``main``;
+    a manual score already there stays (it needs a new look only if that written answer changed)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    for r in records:
+        if not SAFE_ID.match(r["student"]):
+            continue  # not a student id (`invalid_name`): never graded, never in a gradebook (and a name that
+                      # is not UTF-8, a white-box red team's folder, cannot even be looked up there)
+        src = out / "gradebooks" / r["student"] / f"{r['assignment']}.db"
+        if not src.exists():  # nothing graded (missing, invalid, wall-clock limit): drop an older result
+            try:
+                main.remove_submission(r["assignment"], r["student"])
+            except MissingEntry:
+                pass
+            continue
+        main.update_or_create_student(r["student"])
+        main.update_or_create_submission(r["assignment"], r["student"])
+        with Gradebook(f"sqlite:///{src}") as one:
+            try:
+                sub = one.find_submission(r["assignment"], r["student"])
+            except MissingEntry:
+                continue
+            changed = set(r.get("changed_answers", []))
+            for nb in sub.notebooks:
+                for g in nb.grades:
+                    tgt = main.find_grade(g.name, nb.name, r["assignment"], r["student"])
+                    tgt.auto_score = g.auto_score
+                    # an instructor's manual score survives regrading; it needs a new look only if the
+                    # student's answer itself changed since the last grading
+                    if tgt.manual_score is None:
+                        tgt.needs_manual_grade = g.needs_manual_grade
+                    else:
+                        tgt.needs_manual_grade = f"{nb.name}/{g.name}" in changed
+                for cm in nb.comments:
+                    tgt = main.find_comment(cm.name, nb.name, r["assignment"], r["student"])
+                    tgt.auto_comment = cm.auto_comment
+            copy_into(sub, main, r["assignment"], r["student"])   # timestamp, extension, due date, penalties
+        main.db.commit()
+
+
+# ------------------------------------------------------------------------------ one course folder (issue 34, 7)
+RESULT_DIRS = ("autograded", "feedback")   # per <student>/<assignment>/, beside details/ and gradebooks/
+
+
+@dataclass
+class Folded:
+    """What ``course_folder`` did: assignments in the gradebook, assignments folded in from older folders (with
+    their student count), manual marks copied, and what it left alone (with the reason)."""
+
+    assignments: list[str] = field(default_factory=list)
+    folded: dict[str, int] = field(default_factory=dict)
+    marks: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def course_folder(out: Path, course: Course, sources: list[Path] = (), log=print) -> Folded:
+    """Make OUT the course's one nbgrader course folder, which formgrader serves whole (docs/instructors.md,
+    section 4): every released assignment in OUT/gradebook.db (formgrader lists each, graded or not; the due
+    date of one not yet graded from the course file), the results of per-assignment output folders ``sources``
+    (``graded/02`` as earlier terms made them) folded in with their manual marks and comments, and
+    OUT/nbgrader_config.py and grades.csv written. An assignment OUT already holds results for is never taken
+    from a source (so running it twice changes nothing); a regrade later keeps every assignment's marks."""
+    from nbgrader.api import Gradebook
+
+    from autograde.deadlines import load
+
+    out = Path(out).resolve()
+    done = Folded()
+    with hold(out):
+        records = []
+        for src in sources:
+            records += _fold_in(Path(src).resolve(), out, course, done)
+        done.assignments = [a for a in course.assignments() if course.release_notebook(a, a).exists()]
+        _ensure_assignments(out, course, sorted(set(done.assignments) | {r["assignment"] for r in records}))
+        due = load(course.deadlines_file).due
+        with warnings.catch_warnings(), Gradebook(f"sqlite:///{out / 'gradebook.db'}") as main:
+            warnings.simplefilter("ignore", category=Warning)
+            _merge_records(main, out, records)
+            for src in sources:
+                done.marks += _copy_marks(Path(src).resolve() / "gradebook.db", main, records, out)
+            for a in done.assignments:   # graded ones got theirs from the grading (deadlines.copy_into)
+                if a in due and not main.find_assignment(a).submissions:
+                    main.update_or_create_assignment(a, duedate=due[a].replace(tzinfo=None))
+            main.db.commit()
+            if (out / "roster.csv").exists():
+                _apply_roster(main, read_roster(out / "roster.csv"))
+        write_atomic(out / "nbgrader_config.py", _config_text(out, course))
+        export(out)
+    return done
+
+
+def _fold_in(src: Path, out: Path, course: Course, done: Folded) -> list[dict]:
+    """Copy an older output folder's results (details/, gradebooks/, autograded/, feedback/, per student and
+    assignment; links and odd names left behind) into OUT, for the assignments OUT holds no results for yet;
+    return the records copied (their manual marks follow in ``_copy_marks``)."""
+    if src == out:
+        return []
+    if not (src / "details").is_dir():
+        raise ValueError(f"{src} is not an output folder of `grade` (it has no details/)")
+    held = {p.stem for p in (out / "details").glob("*/*.json")}
+    found: dict[str, list[Path]] = {}
+    for p in sorted((src / "details").glob("*/*.json")):
+        if p.is_symlink() or p.parent.is_symlink():
+            continue
+        found.setdefault(p.stem, []).append(p)
+    records = []
+    for a, paths in sorted(found.items()):
+        if a in held:
+            done.skipped.append(f"{a} from {src}: {out} already holds results for it (kept)")
+            continue
+        if a not in course.assignments():
+            done.skipped.append(f"{a} from {src}: not an assignment of this course")
+            continue
+        for p in paths:
+            student = p.parent.name
+            if not SAFE_ID.match(student):
+                done.skipped.append(f"{a} from {src}: folder {student!r} is not a student id")
+                continue
+            record = json.loads(p.read_text(encoding="utf-8"))
+            if record.get("student") != student or record.get("assignment") != a:
+                done.skipped.append(f"{a} from {src}: {p} names another student or assignment")
+                continue
+            for rel in [Path("details") / student / f"{a}.json", Path("gradebooks") / student / f"{a}.db",
+                        *[Path(d) / student / a for d in RESULT_DIRS]]:
+                _copy_plain(src / rel, out / rel)
+            record["changed_answers"] = []
+            records.append(record)
+        done.folded[a] = sum(1 for r in records if r["assignment"] == a)
+    if (src / "roster.csv").is_file() and not (out / "roster.csv").exists():
+        _copy_plain(src / "roster.csv", out / "roster.csv")
+    return records
+
+
+def _copy_plain(src: Path, dest: Path) -> None:
+    """Regular files at or under ``src`` to the same places under ``dest``; links are never followed or copied."""
+    if src.is_symlink() or not src.exists():
+        return
+    files = [src] if src.is_file() else [p for p in sorted(src.rglob("*"))
+                                         if p.is_file() and not any(q.is_symlink() for q in [p, *p.parents])]
+    for p in files:
+        target = dest if p == src else dest / p.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, target.with_name(f".{target.name}.tmp"))
+        os.replace(target.with_name(f".{target.name}.tmp"), target)
+
+
+def _copy_marks(db: Path, main, records: list[dict], out: Path) -> int:
+    """Manual scores, extra credit and comments of the folded records, from their older folder's gradebook
+    (where formgrader stored them) into ``main``; returns the number of marks copied."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not db.is_file():
+        return 0
+    n = 0
+    with Gradebook(f"sqlite:///{db}") as old:
+        for r in records:
+            try:
+                sub = old.find_submission(r["assignment"], r["student"])
+            except MissingEntry:
+                continue
+            for nb in sub.notebooks:
+                for g in nb.grades:
+                    if g.manual_score is None and g.extra_credit is None:
+                        continue
+                    try:
+                        tgt = main.find_grade(g.name, nb.name, r["assignment"], r["student"])
+                    except MissingEntry:
+                        continue
+                    tgt.manual_score, tgt.extra_credit = g.manual_score, g.extra_credit
+                    tgt.needs_manual_grade = g.needs_manual_grade
+                    n += 1
+                for cm in nb.comments:
+                    if cm.manual_comment is None:
+                        continue
+                    try:
+                        main.find_comment(cm.name, nb.name, r["assignment"], r["student"]).manual_comment = \
+                            cm.manual_comment
+                    except MissingEntry:
+                        continue
+    main.db.commit()
+    return n
 
 
 def export(out: Path) -> list[dict]:

@@ -13,11 +13,18 @@ sandboxed kernel, out-of-kernel verification, hidden-safe messages) and turns it
 results.json. Gradescope's containers run as root, but may not be allowed to create namespaces (no
 CAP_SYS_ADMIN): the sandbox is probed first, and if it cannot run, results.json says so with score 0
 instead of running student code unsandboxed. Written answers are left to Gradescope's manual grading.
+
+Late work: the bundle carries the course file (``deadlines.toml``); each run reads Gradescope's
+``/autograder/submission_metadata.json`` ("Submission Metadata" in the same documentation: ``created_at``,
+``assignment.due_date``, ``users``) with limits (``read_metadata``: a named ``MetaStatus`` for a file that cannot be
+used, never an exception), grades against the course file's due date, extension and policy (``course_deadlines``)
+and puts the lateness and the score after the penalty into results.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import shutil
@@ -26,9 +33,14 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
-from autograde.course import REPO, Course, hidden_lines, read_notebook, write_atomic
+from autograde.accounts import record_path
+from autograde.course import REPO, Course, dump_json, hidden_lines, read_notebook, shown, write_atomic
+from autograde.deadlines import Deadlines, lateness_of
+from autograde.deadlines import load as load_deadlines
 from autograde.record import GradeRecord
 
 STUDENT = "student"
@@ -85,6 +97,8 @@ def build_bundle(course: Course, assignment: str, dest: Path) -> Path:
     released = course.release / assignment
     if not released.is_dir():
         raise ValueError(f"{released} is missing: run `python -m autograde release {assignment}` first")
+    if course.deadlines_file.is_file():
+        load_deadlines(course.deadlines_file)   # a mistake in the course file stops here, not at every submission
     in_repo = course.root.resolve() == REPO.resolve()
     base = "repo" if in_repo else "course"
     spec = {"assignment": assignment, "root": base, "visible_package": course.visible_package,
@@ -100,6 +114,8 @@ def build_bundle(course: Course, assignment: str, dest: Path) -> Path:
             info.external_attr = 0o100755 << 16   # executable: Gradescope runs them as they are
             zf.writestr(info, text)
         zf.writestr("course.json", json.dumps(spec, indent=1, sort_keys=True) + "\n")
+        if course.deadlines_file.is_file():   # due dates, extensions, late policies: read at every run
+            zf.write(course.deadlines_file, f"{base}/deadlines.toml")
         for name in REPO_FILES:
             if (REPO / name).exists():
                 zf.write(REPO / name, f"repo/{name}")
@@ -118,6 +134,131 @@ def build_bundle(course: Course, assignment: str, dest: Path) -> Path:
                     _add_tree(zf, Path(p), f"course/{_rel(p, course.root, 'path')}")
     tmp.replace(dest)
     return dest
+
+
+# ------------------------------------------------------------------------------------ submission metadata
+METADATA = "submission_metadata.json"
+METADATA_BYTES = 16 << 20    # previous_submissions repeats each earlier results.json: generous, but a cap
+MAX_USERS = 50               # a group submission lists its members; Gradescope's groups are small
+MAX_FIELD = 320              # an e-mail address is at most 254 characters, a time about 32
+
+
+class MetaStatus(str, Enum):
+    """What reading submission_metadata.json found (a platform's file, read as data: never trusted to be well formed)."""
+
+    OK = "ok"
+    MISSING = "metadata_missing"            # no file (a local run, or Gradescope changed its layout)
+    TOO_LARGE = "metadata_too_large"        # over METADATA_BYTES: not read
+    UNREADABLE = "metadata_unreadable"      # not UTF-8 JSON, or not a JSON object
+    MALFORMED = "metadata_malformed"        # a field this grader uses has the wrong type or is not a time
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """The fields of Gradescope's submission_metadata.json this grader uses (gradescope-autograders.readthedocs.io,
+    "Submission Metadata"): ``created_at`` (the submission time), ``assignment.due_date`` and
+    ``assignment.late_due_date`` (ISO 8601 with an offset; the late due date may be null), ``users`` (``id``,
+    ``email``, ``name``; several for a group submission). Times are aware, in UTC."""
+
+    status: MetaStatus
+    detail: str = ""
+    created_at: dt.datetime | None = None
+    due: dt.datetime | None = None
+    late_due: dt.datetime | None = None
+    users: tuple[tuple[str, str, str], ...] = ()      # (id, email, name)
+
+    def problem(self) -> str:
+        """``"<status>: <detail>"``, or "" when the file was read."""
+        return "" if self.status is MetaStatus.OK else f"{self.status.value}: {self.detail}"
+
+
+def _time(value, where: str, optional: bool = False) -> dt.datetime | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_FIELD:
+        raise ValueError(f"{where} is not a time ({type(value).__name__})")
+    try:
+        t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{where} {shown(value[:60])!r} is not an ISO 8601 time") from None
+    if t.utcoffset() is None:
+        raise ValueError(f"{where} {value[:60]!r} has no offset from UTC")
+    return t.astimezone(dt.timezone.utc)
+
+
+def _users(value) -> tuple[tuple[str, str, str], ...]:
+    if not isinstance(value, list) or len(value) > MAX_USERS:
+        raise ValueError(f"users is not a list of at most {MAX_USERS} users")
+    users = []
+    for i, u in enumerate(value):
+        if not isinstance(u, dict):
+            raise ValueError(f"users[{i}] is not an object")
+        uid, email, name = u.get("id"), u.get("email") or "", u.get("name") or ""
+        if isinstance(uid, bool) or not isinstance(uid, (int, str)) or len(str(uid)) > 40:
+            raise ValueError(f"users[{i}].id is not an id")
+        if not isinstance(email, str) or not isinstance(name, str) or max(len(email), len(name)) > MAX_FIELD:
+            raise ValueError(f"users[{i}] has an e-mail address or name that is not text of at most {MAX_FIELD}")
+        users.append((str(uid), email.strip(), name))
+    return tuple(users)
+
+
+def read_metadata(path: Path) -> Metadata:
+    """submission_metadata.json, read with a size cap and every field used checked; never raises for what the file
+    holds: a file that cannot be used is a Metadata whose status names why (test_gradescope_lateness.py)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return Metadata(MetaStatus.MISSING, f"no {METADATA}")
+    except OSError as e:
+        return Metadata(MetaStatus.UNREADABLE, f"{METADATA} cannot be opened ({e.strerror})")
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(METADATA_BYTES + 1)
+    except OSError as e:
+        return Metadata(MetaStatus.UNREADABLE, f"{METADATA} cannot be read ({e.strerror})")
+    if len(raw) > METADATA_BYTES:
+        return Metadata(MetaStatus.TOO_LARGE, f"{METADATA} is over {METADATA_BYTES} bytes: not read")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return Metadata(MetaStatus.UNREADABLE, f"{METADATA} is not UTF-8 JSON")
+    if not isinstance(data, dict) or not isinstance(data.get("assignment", {}), dict):
+        return Metadata(MetaStatus.UNREADABLE, f"{METADATA} is not an object with an assignment object")
+    a = data.get("assignment", {})
+    try:
+        return Metadata(MetaStatus.OK, created_at=_time(data.get("created_at"), "created_at"),
+                        due=_time(a.get("due_date"), "assignment.due_date", optional=True),
+                        late_due=_time(a.get("late_due_date"), "assignment.late_due_date", optional=True),
+                        users=_users(data.get("users", [])))
+    except ValueError as e:
+        return Metadata(MetaStatus.MALFORMED, str(e))
+
+
+def course_deadlines(course: Course, assignment: str, meta: Metadata) -> tuple[Deadlines, str]:
+    """(what to grade this run against, a problem to report or ""). The course file (in the bundle) gives the late
+    policy (the assignment's own, else the course's), the due date where it names the assignment, else Gradescope's
+    ``due_date``; an extension there applies when its key is one of the submission's users' e-mail address or
+    Gradescope user id (the most generous of a group's). The student is STUDENT in this run."""
+    try:
+        term = load_deadlines(course.deadlines_file)
+    except (ValueError, RuntimeError) as e:
+        return Deadlines(), f"the course file cannot be read ({e}): lateness not assessed"
+    due = term.due.get(assignment) or meta.due
+    keys = {k.lower() for uid, email, _ in meta.users for k in (uid, email) if k}
+    extension = max((ext for (a, who), ext in term.extensions.items() if a == assignment and who.lower() in keys),
+                    default=dt.timedelta(0))   # (the course file has extensions only where it has the due date)
+    return Deadlines(due={assignment: due} if due else {},
+                     extensions={(assignment, STUDENT): extension} if extension else {},
+                     policy=term.policy, policies=term.policies, path=term.path or METADATA), ""
+
+
+def time_record(meta: Metadata, why: str = "") -> dict:
+    """The import record (autograde/accounts.py) of this run's one student: deadlines.submission_time reads the
+    submission time from it, as it reads Moodle's zip time."""
+    ids = ", ".join(uid for uid, _, _ in meta.users)
+    return {STUDENT: {"lms": "gradescope", "lms_id": ids, "name": "", "member": "", "file": "", "late": False,
+                      "submitted_at": meta.created_at.isoformat() if meta.created_at else "",
+                      "why_no_time": meta.problem() or why}}
 
 
 # ------------------------------------------------------------------------------------------------ run
@@ -191,7 +332,15 @@ def results_from_record(record: dict, secret: list[str] = ()) -> dict:
     lines = [f"Status: {rec.status}" + (f" ({rec.detail})" if rec.detail else "")]
     if manual:
         lines.append("Graded by hand on Gradescope: " + ", ".join(manual))
-    return {"score": round(sum(t["score"] for t in tests), 6), "output": _scrub("\n".join(lines), list(secret)),
+    earned = round(sum(t["score"] for t in tests), 6)
+    late = lateness_of(record)
+    penalty = late.penalty or 0.0   # nbgrader's, from the course's late policy (autograde/deadlines.py)
+    if late.state != "not assessed":
+        lines.append(f"Deadline: {late.text()}")
+    if penalty:
+        lines.append(f"Score after the late penalty: {earned:g} - {penalty:g} = {round(earned - penalty, 6):g} "
+                     "(the tests below show the points earned)")
+    return {"score": round(max(earned - penalty, 0.0), 6), "output": _scrub("\n".join(lines), list(secret)),
             "stdout_visibility": "hidden", "tests": tests}
 
 
@@ -216,9 +365,15 @@ def run(root: Path) -> dict:
             subs = work / "submitted" / STUDENT / assignment
             subs.mkdir(parents=True)
             shutil.copyfile(nb, subs / f"{assignment}.ipynb")
+            meta = read_metadata(root / METADATA)   # when it was submitted, Gradescope's due date, who
+            term, why = course_deadlines(course, assignment, meta)
+            unassessed = meta.problem() or why   # graded all the same; the output says why
+            if unassessed:
+                print(f"lateness not assessed: {unassessed}", flush=True)
+            write_atomic(record_path(work / "submitted", assignment), dump_json(time_record(meta, why)))
             try:
                 records = grade(course, work / "submitted", work / "out", workers=1, assignments=[assignment],
-                                log=lambda *a: print(*a, flush=True), merge=False)
+                                log=lambda *a: print(*a, flush=True), merge=False, given_deadlines=term)
             except Exception:   # the harness failed: say so to the student, the traceback goes to stdout
                 import traceback
                 traceback.print_exc(file=sys.stdout)
@@ -227,6 +382,8 @@ def run(root: Path) -> dict:
             else:
                 secret = [ln for p in course.source_notebooks(assignment) for ln in hidden_lines(read_notebook(p))]
                 res = results_from_record(records[0], secret)
+                if unassessed and unassessed not in res["output"]:
+                    res["output"] += f"\nLateness not assessed: {unassessed}"
                 res["execution_time"] = int(time.time() - started)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -43,7 +43,9 @@ class Entry:
     member: str          # path inside the zip
     file: str            # the submitted file's own name
     late: bool = False
-    submitted_at: str = ""   # Moodle: the zip member's time, ISO 8601 UTC (Canvas's zip holds none: deadlines.py)
+    submitted_at: str = ""   # Moodle: the zip member's time, ISO 8601 UTC (Canvas's zip holds none: deadlines.py);
+                             # Canvas: submitted_at from `--times` (autograde/canvas_times.py)
+    why_no_time: str = ""    # Canvas with `--times`: why this student has no time there (the _LATE flag is used)
 
 
 NAME_COLLISION = "name_collision"
@@ -142,7 +144,7 @@ def _apart(keyed: list[tuple[str, Entry]], result: ImportResult) -> dict[str, li
 
 
 def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "auto",
-               roster: Path | None = None, zip_timezone: str = "UTC") -> ImportResult:
+               roster: Path | None = None, zip_timezone: str = "UTC", times=None) -> ImportResult:
     """Put each student's notebook from an LMS bulk download at SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb.
 
     Per student, the notebook named like the assignment is taken, else the only notebook; a student with
@@ -151,7 +153,8 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
     roster row are each kept under their LMS id and listed as a ``name_collision`` (``ImportResult.collisions``).
     Files are written only if they changed. Each Moodle entry's submission time is its zip member's time (the time
     of the file Moodle stored at upload; DOS times read in ``zip_timezone``, Moodle's server zone); Canvas's members
-    carry the time the zip was made, so for Canvas only the ``_LATE`` flag is kept (autograde/deadlines.py).
+    carry the time the zip was made, so for Canvas only the ``_LATE`` flag is kept (autograde/deadlines.py), unless
+    ``times`` (a ``canvas_times.Times``, from ``--times``) holds the student's ``submitted_at``.
     """
     from autograde.gradebook import read_roster
 
@@ -191,6 +194,8 @@ def import_zip(zip_path: Path, submissions: Path, assignment: str, lms: str = "a
                 from autograde.deadlines import zip_member_time
                 at = zip_member_time(info, zip_timezone)
                 e.submitted_at = at.isoformat() if at else ""
+            elif times is not None:   # ids in their own spaces: an SIS id only for a folder the roster named
+                e.submitted_at, e.why_no_time = times.lookup(e.lms_id, student, rows is not None and student != e.lms_id)
             if info.file_size > MAX_NOTEBOOK_BYTES:
                 result.skipped.append((e.member, f"{info.file_size} bytes, over the {MAX_NOTEBOOK_BYTES} limit"))
                 continue
@@ -222,7 +227,7 @@ def _write_record(submissions: Path, assignment: str, result: ImportResult) -> N
     record = read_record(submissions, assignment)
     for student, e in result.accounts.items():
         record[student] = {"lms": e.lms, "lms_id": e.lms_id, "name": e.name, "member": e.member, "file": e.file,
-                           "late": e.late, "submitted_at": e.submitted_at}
+                           "late": e.late, "submitted_at": e.submitted_at, "why_no_time": e.why_no_time}
     write_atomic(path, dump_json(record))
 
 

@@ -133,6 +133,62 @@ def test_course_file_mistakes_are_named(tmp_path, text, says):
         _course_file(tmp_path, text)
 
 
+# --------------------------------------------------------------------------------- a policy per assignment
+OWN_POLICIES = COURSE_FILE + """
+[assignments.fy]
+due = 2026-12-21T23:59:00+01:00          # 22:59 UTC
+late_policy = { method = "zero" }        # the rest (grace 15 min) from the course's
+
+[assignments.fz]
+due = 2026-12-21T23:59:00+01:00
+
+[assignments.fz.late_policy]
+percent = 25                             # method "percent", cap 50 and grace 15 from the course's
+per = "hour"
+"""
+
+
+def test_an_assignment_may_have_its_own_late_policy(tmp_path):
+    d = _course_file(tmp_path, OWN_POLICIES)
+    assert d.policy_for("fx") == Policy("percent", 10, "day", 50, 15)            # the course's
+    assert d.policy_for("fy") == Policy("zero", 10, "day", 50, 15)
+    assert d.policy_for("fz") == Policy("percent", 25, "hour", 50, 15)
+    assert d.policy_for("not_in_the_file") == d.policy
+
+    def penalty(a, minutes_late):
+        due = {"fx": _utc(2026, 12, 14, 22, 59)}.get(a, _utc(2026, 12, 21, 22, 59))
+        late = assess(d, a, "s9", When(due + dt.timedelta(minutes=minutes_late), deadlines.EXCHANGE))
+        return late.penalty_for(20.0)
+
+    assert penalty("fx", 31) == 2.0        # one started day: 10 % of 20
+    assert penalty("fy", 10) is None       # within the course's 15 min grace
+    assert penalty("fy", 16) == 20.0       # late work scores 0: all 20 points
+    assert penalty("fz", 30) == 5.0        # one started hour: 25 % of 20
+    assert penalty("fz", 61) == 10.0       # two started hours, 50 %, the course's cap
+    assert penalty("fz", 600) == 10.0
+    late = assess(d, "fy", "s9", When(_utc(2026, 12, 22, 0, 0), deadlines.EXCHANGE))
+    assert late.policy == {"method": "zero", "percent": 10, "per": "day", "cap": 50, "grace_minutes": 15}
+    assert "late policy: late work scores 0, 15 min grace" in late.text()
+
+
+@pytest.mark.parametrize("text, says", [
+    ("[assignments.fx]\ndue = 2026-12-14T23:59:00Z\nlate_policy = { method = \"half\" }\n",
+     r"\[assignments.fx.late_policy\]: late_policy.method 'half': one of none, zero, percent"),
+    ("[assignments.fx]\ndue = 2026-12-14T23:59:00Z\n[assignments.fx.late_policy]\nper_day = 3\n",
+     r"\[assignments.fx.late_policy\] has unknown key\(s\) per_day"),
+    ("[assignments.fx]\ndue = 2026-12-14T23:59:00Z\nlate_policy = \"zero\"\n",
+     r"\[assignments.fx.late_policy\] is a table"),
+    ("[late_policy]\ncap = 50\n[assignments.fx]\ndue = 2026-12-14T23:59:00Z\nlate_policy = { cap = 150 }\n",
+     "at most 100"),
+    ("[assignments.fx]\ndue = 2026-12-14T23:59:00Z\nlate_policy = { percent = \"10\" }\n",
+     "must be a number"),
+    ("[assignments.fx]\ndue = 2026-12-14T23:59:00Z\nextensions = 3\n", "extensions is a table"),
+])
+def test_an_assignments_policy_mistakes_are_named(tmp_path, text, says):
+    with pytest.raises(ValueError, match=says):
+        _course_file(tmp_path, text)
+
+
 # ------------------------------------------------------------------------------------------------ how late
 def test_on_time_late_grace_and_timezones(tmp_path):
     d = _course_file(tmp_path)     # due 23:59 at UTC+1 = 22:59 UTC; 15 min grace; 10 %/day up to 50 %
