@@ -20,6 +20,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from autograde.course import SAFE_ID, Course, hold, write_atomic
 from autograde.deadlines import copy_into, feedback_notes, notes, refresh_penalty
@@ -196,7 +197,7 @@ class Folded:
     skipped: list[str] = field(default_factory=list)
 
 
-def course_folder(out: Path, course: Course, sources: list[Path] = (), log=print) -> Folded:
+def course_folder(out: Path, course: Course, sources: Sequence[Path] = (), log=print) -> Folded:
     """Make OUT the course's one nbgrader course folder, which formgrader serves whole (docs/instructors.md,
     section 4): every released assignment in OUT/gradebook.db (formgrader lists each, graded or not; the due
     date of one not yet graded from the course file), the results of per-assignment output folders ``sources``
