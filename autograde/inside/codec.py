@@ -169,31 +169,39 @@ HASH_SHARED_MAX = 64  # distinct numbers sharing a hash allowed in one decoded v
 
 
 def _flood_free(values: Any) -> Any:
-    """``values`` unchanged, unless more than HASH_SHARED_MAX distinct numbers in it share a hash (ValueError).
+    """``values`` unchanged, unless more than HASH_SHARED_MAX distinct numbers, tuples or frozensets in it share a
+    hash (ValueError).
 
-    Python's hash of an int is fixed (every multiple of 2**61 - 1 hashes to 0), so a set, a dict or a comparator's
-    ``set(...)`` over n numbers built to collide costs O(n^2): a white-box red team's million-element result hung
-    the trusted grader. Counting hashes in a dict keyed by the hash itself is linear (distinct hashes)."""
+    Python's hash of an int is fixed (every multiple of 2**61 - 1 hashes to 0), and a tuple's or a frozenset's is
+    computed from its items' (white-box red team 22, C2: tuples of colliding ints): a set, a dict or a comparator's
+    ``set(...)`` over n such values built to collide costs O(n^2), and a white-box red team's million-element
+    result hung the trusted grader. Counting hashes in a dict keyed by the hash itself is linear (distinct hashes);
+    strings' and bytes' hashes are salted per process, so no submission can make them collide."""
     first: dict[int, Any] = {}
     shared, stack = 0, [values]
     while stack:
         x = stack.pop()
-        if isinstance(x, (list, tuple, set, frozenset)):
+        if isinstance(x, (list, set)):
             stack.extend(x)
-        elif isinstance(x, dict):
+            continue
+        if isinstance(x, dict):
             stack.extend(x.keys())
             stack.extend(x.values())
-        elif isinstance(x, (int, float)) or type(x).__module__ == "numpy":
-            try:
-                h = hash(x)
-            except TypeError:
-                continue
-            seen = first.setdefault(h, x)
-            if seen is not x and seen != x:
-                shared += 1
-                if shared > HASH_SHARED_MAX:
-                    raise ValueError("the result holds many distinct numbers that share one hash (built to make "
-                                     "comparing them slow): not compared")
+            continue
+        if isinstance(x, (tuple, frozenset)):
+            stack.extend(x)
+        elif not (isinstance(x, (int, float)) or type(x).__module__ == "numpy"):
+            continue
+        try:
+            h = hash(x)
+        except TypeError:  # a tuple holding a list: no set or dict can hold it
+            continue
+        seen = first.setdefault(h, x)
+        if seen is not x and seen != x:
+            shared += 1
+            if shared > HASH_SHARED_MAX:
+                raise ValueError("the result holds many distinct values that share one hash (built to make "
+                                 "comparing them slow): not compared")
     return values
 
 

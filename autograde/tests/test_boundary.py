@@ -487,6 +487,55 @@ def test_numbers_built_to_share_a_hash_are_refused_before_a_set_or_dict_is_built
     assert outcome_from_json({"label": "x", "value": {"$set": honest}}).value == set(honest)
 
 
+def _tuples_sharing_a_hash(n: int, seed: int = 0) -> list[tuple[int, int]]:
+    """n pairs (x, y) of ints with distinct hashes whose tuples all share one hash: CPython's tuple hash (xxHash's
+    round over the items' hashes, Objects/tupleobject.c) inverted for y's lane; the caller checks with hash()."""
+    import random
+
+    mask, mod = (1 << 64) - 1, (1 << 61) - 1
+    p1, p2, p5 = 11400714785074694791, 14029467366897019727, 2870177450012600261
+
+    def rnd(acc: int, lane: int) -> int:
+        acc = (acc + lane * p2) & mask
+        return ((((acc << 31) | (acc >> 33)) & mask) * p1) & mask
+
+    target = 0x5EED
+    before_len = (target - (2 ^ (p5 ^ 3527539))) & mask  # the final step adds len ^ (p5 ^ 3527539)
+    x_inv = (before_len * pow(p1, -1, 1 << 64)) & mask
+    wanted = ((x_inv >> 31) | (x_inv << 33)) & mask  # the accumulator before its last rotation
+    out, r = [], random.Random(seed)
+    while len(out) < n:
+        x = r.randrange(1, mod)
+        hy = ((wanted - rnd(p5, x)) * pow(p2, -1, 1 << 64)) & mask
+        y = hy if hy < mod else hy - (1 << 64) if hy > mask - mod + 1 else None
+        if y is not None and y != -1:
+            out.append((x, y))
+    return out
+
+
+def test_tuples_built_to_share_a_hash_are_refused_though_their_items_do_not():
+    """White-box red team 22 (C2): a `$set` of tuples whose items have distinct hashes but whose tuples share one
+    (CPython's tuple hash is computed from its items', so it can be solved for) cost the trusted grader minutes to
+    build (O(n^2)); the count of values sharing a hash now covers tuples and frozensets. Controls: the pairs do
+    collide, their items do not, and as many pairs with random items pass."""
+    import random
+
+    from autograde.inside.codec import HASH_SHARED_MAX, outcome_from_json
+
+    pairs = _tuples_sharing_a_hash(2_000)
+    assert len({hash(t) for t in pairs}) == 1 and len({hash(x) for x, _ in pairs}) == len(pairs)
+    encoded = {"$set": [{"$tuple": [x, y]} for x, y in pairs]}
+    for value in (encoded, {"$dict": [[{"$tuple": [x, y]}, 0] for x, y in pairs]},
+                  [{"$tuple": [x, y]} for x, y in pairs]):
+        with pytest.raises(boundary.Rejected, match="share one hash"):
+            boundary.decode_outcomes(json.dumps([{"label": "x", "value": value}]), 1, limit=64 << 20)
+    few = {"$set": [{"$tuple": [x, y]} for x, y in pairs[:HASH_SHARED_MAX]]}
+    assert len(outcome_from_json({"label": "x", "value": few}).value) == HASH_SHARED_MAX
+    r = random.Random(1)
+    plain = {"$set": [{"$tuple": [r.randrange(1 << 60), r.randrange(1 << 60)]} for _ in range(2_000)]}
+    assert len(outcome_from_json({"label": "x", "value": plain}).value) == 2_000
+
+
 def test_a_dtype_name_from_a_sandbox_is_looked_up_among_torchs_dtypes_only():
     """White-box red team 21: a forged outcome's dtype "_dynamo" made the grader run getattr(torch, "_dynamo"),
     importing that submodule (1.75 s, +60 MB) in the trusted process. Names are now looked up among torch's
