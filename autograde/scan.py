@@ -113,6 +113,7 @@ def scan_source(source: str) -> list[str]:
     # a sized sequence bound to a name first (``vocab = torch.arange(V).tolist()``), then handed to map
     sized = frozenset(t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _range_over_a_size(n.value)
                       for t in n.targets if isinstance(t, ast.Name))
+    helpers = _c_loop_helpers(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -149,6 +150,9 @@ def scan_source(source: str) -> list[str]:
             if name.rsplit(".", 1)[-1] in C_LOOPS and any(_range_over_a_size(a, sized) for a in node.args) \
                     and not _python_key(node, name.rsplit(".", 1)[-1]):
                 flags.append(f"{name}() over range(<a size>): a loop run by C code, which the cost checks cannot count")
+            elif _c_loop_by_method_or_helper(node, sized, helpers):
+                flags.append(f"{name or 'a call'}() over range(<a size>): a loop run by C code, which the cost "
+                             "checks cannot count")
     return flags
 
 
@@ -171,6 +175,36 @@ def _python_key(node: ast.Call, name: str) -> bool:
     return isinstance(key, ast.Lambda)
 
 
+def _c_loop_helpers(tree: ast.AST) -> dict[str, set[int]]:
+    """{function name: positions of its parameters that it hands to a C loop} (``def keep(s, r): return
+    list(filter(s.__contains__, r))``): a sized range passed there is a C loop one call away (white-box red team
+    22, C4)."""
+    out: dict[str, set[int]] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or isinstance(fn, ast.Lambda):
+            continue
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] in C_LOOPS \
+                    and not _python_key(node, _dotted(node.func).rsplit(".", 1)[-1]):
+                for a in node.args:
+                    if isinstance(a, ast.Name) and a.id in params:
+                        out.setdefault(fn.name, set()).add(params.index(a.id))
+    return out
+
+
+def _c_loop_by_method_or_helper(node: ast.Call, sized: frozenset[str], helpers: dict[str, set[int]]) -> bool:
+    """``vocab.sort(key=f)`` on a sized list with a key that is not a lambda, or a sized range handed to a
+    function of the cell that gives it to a C loop (``_c_loop_helpers``)."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "sort" and _range_over_a_size(func.value, sized):
+        key = next((k.value for k in node.keywords if k.arg == "key"), None)
+        return key is not None and not isinstance(key, ast.Lambda)
+    if isinstance(func, ast.Name) and func.id in helpers:
+        return any(i < len(node.args) and _range_over_a_size(node.args[i], sized) for i in helpers[func.id])
+    return False
+
+
 # what makes a sequence as long as a size at run time: range(V), islice(count(), V), torch.arange(V), x.tolist()
 SIZED = {"range", "islice", "count", "repeat", "arange", "tolist"}
 
@@ -181,6 +215,10 @@ def _range_over_a_size(node: ast.AST, sized: frozenset[str] = frozenset()) -> bo
     call, or bound to one of the names ``sized`` first; a literal bound (``range(10)``) is not a size."""
     if isinstance(node, ast.Name):
         return node.id in sized
+    if isinstance(node, ast.Starred):
+        return _range_over_a_size(node.value, sized)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # [*range(V)] (white-box red team 22, C4)
+        return any(isinstance(e, ast.Starred) and _range_over_a_size(e, sized) for e in node.elts)
     if not isinstance(node, ast.Call):
         return False
     name = _dotted(node.func).rsplit(".", 1)[-1] if _dotted(node.func) else (

@@ -311,7 +311,11 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               "hit = list(map(f, islice(count(), V)))",
               # white-box red team 21, B11: a key function called per item by C code
               "banned = sorted(range(V), key=follow.__contains__)[-k:]", "best = max(range(logits.shape[-1]), key=f)",
-              "acc = reduce(g, range(V), 0)"]
+              "acc = reduce(g, range(V), 0)",
+              # white-box red team 22, C4: a list display, a sort method on a sized list, a helper's parameter
+              "hit = list(filter(follow.__contains__, [*range(V)]))",
+              "vocab = list(range(V))\nvocab.sort(key=follow.__contains__, reverse=True)",
+              "def _keep(s, r):\n    return list(filter(s.__contains__, r))\n\n\nhit = _keep(follow, range(V))"]
     for src in looped:
         assert any("over range(<a size>)" in f for f in scan_source(src)), src
     honest = ["pairs = list(zip(ids[:-1], ids[1:]))", "rows = list(map(len, seqs))",
@@ -320,6 +324,8 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               "rows = ids.tolist()\nout = list(map(len, rows))", "prefix = tuple(row[L - n + 1:])",
               "layers = tuple(range(model.config.n_layer))",
               # a lambda key is Python code: its lines are counted (an honest beam search sorts candidates so)
-              "order = sorted(range(len(scores)), key=lambda i: -scores[i])[:b]"]
+              "order = sorted(range(len(scores)), key=lambda i: -scores[i])[:b]",
+              "xs = [*range(4)]\nvocab = list(range(V))\nvocab.sort()\nvocab.sort(key=lambda v: -v)",
+              "def _keep(s, r):\n    return list(filter(s.__contains__, r))\n\n\nhit = _keep(follow, ids)"]
     for src in honest:
         assert scan_source(src) == [], src

@@ -28,7 +28,7 @@ PASSED, FAILED, NOT_ATTEMPTED, NOT_RUN = "passed", "failed", "not attempted", "n
 # _Seal). Grading-only modules are named by the grader (autograde/course.py GRADING_ONLY_MODULES).
 # autograde/tests/test_registries.py: every name resolves, no module is left out.
 CHECK_MODULES = ("pipeline_trace", "logits_softmax", "sampling", "generation_loop", "debugging_generation")
-ENGINE_MODULES = ("rules", "trace")
+ENGINE_MODULES = ("rules", "trace", "toy_models")
 
 
 class Status(NamedTuple):

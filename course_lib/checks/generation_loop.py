@@ -23,6 +23,7 @@ import math
 import torch
 
 from course_lib.checks.engine import Case, Check, Contract, Generator, Resource, allclose, raises_case, register_resource
+from course_lib.checks.toy_models import RefusingTableLM
 
 ASSIGNMENT = "04_generation_loop"
 
@@ -49,23 +50,21 @@ def next_id_lm() -> TableLM:
     return TableLM(table)
 
 
-class CallLimitedLM(TableLM):
+def call_limited_lm(calls: int) -> RefusingTableLM:
     """The next-id model for a one-token prompt, refusing more than `calls` calls per generation: a loop that
     goes on after every row has finished is caught whether or not it still grows the sequence. A call on a
     one-position input starts a new generation (the prompt), so one instance serves every case."""
+    seen = 0
 
-    def __init__(self, calls: int):
-        super().__init__(next_id_lm().table.data)
-        self.calls, self.seen = calls, 0
+    def refuse(idx: torch.Tensor) -> str | None:
+        nonlocal seen
+        seen = 1 if idx.shape[-1] == 1 else seen + 1
+        if seen > calls:
+            return (f"the model was called {seen} times, but every row had finished after {calls}: stop the loop "
+                    "once all rows are done")
+        return None
 
-    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
-        if idx.shape[-1] == 1:
-            self.seen = 0
-        self.seen += 1
-        if self.seen > self.calls:
-            raise RuntimeError(f"the model was called {self.seen} times, but every row had finished after "
-                               f"{self.calls}: stop the loop once all rows are done")
-        return super().forward(idx, **kwargs)
+    return RefusingTableLM(next_id_lm().table.data, refuse)
 
 
 # Probabilities of the beam-search toy model: 0 = A, 1 = B, 2 = C, 3 = EOS.
@@ -124,7 +123,7 @@ def greedy_step(logits: torch.Tensor) -> torch.Tensor:
 
 
 register_resource("nb04_next_id_lm", next_id_lm)
-register_resource("nb04_next_id_lm_3calls", lambda: CallLimitedLM(3))
+register_resource("nb04_next_id_lm_3calls", lambda: call_limited_lm(3))
 register_resource("nb04_beam_lm", beam_lm)
 register_resource("nb04_tiny_lm", tiny_lm)
 register_resource("nb04_toy_tokenizer", ToyTokenizer)

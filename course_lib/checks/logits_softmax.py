@@ -20,6 +20,7 @@ import math
 import torch
 
 from course_lib.checks.engine import Case, Check, Contract, Resource, allclose, register_resource, raises_case
+from course_lib.checks.toy_models import RefusingTableLM, no_grad_refusal
 
 ASSIGNMENT = "02_logits_softmax"
 
@@ -69,15 +70,6 @@ def next_id_lm() -> BigramLM:
     return BigramLM(table)
 
 
-class NoGradBigramLM(BigramLM):
-    """The next-id toy model, refusing to run with autograd on (the text: "run the model under torch.no_grad()")."""
-
-    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
-        if torch.is_grad_enabled():
-            raise RuntimeError("the model ran with gradients enabled: run it inside torch.no_grad()")
-        return super().forward(idx, **kwargs)
-
-
 @functools.lru_cache(maxsize=1)
 def _smollm2():
     from course_lib import load_model
@@ -91,27 +83,25 @@ register_resource("smollm2_tokenizer", lambda: _smollm2()[1])
 register_resource("nb02_uniform_lm", uniform_lm)
 register_resource("nb02_next_id_lm", next_id_lm)
 register_resource("nb02_id_tokenizer", ToyTokenizer)
-register_resource("nb02_next_id_lm_nograd", lambda: NoGradBigramLM(next_id_lm().table.data))
+register_resource("nb02_next_id_lm_nograd", lambda: RefusingTableLM(next_id_lm().table.data, no_grad_refusal))
 
 
-class WholeTextBigramLM(BigramLM):
-    """The next-id toy model, refusing a call on fewer than ``min_len`` ids: given a text of ``min_len + 1`` tokens,
-    one pass over the whole text (or over all but its last token, whose logits score nothing) is all it answers;
-    a pass per prefix starts with a shorter one (the text: "the model runs once")."""
+def _one_pass(min_len: int):
+    """A refusal of a call on fewer than ``min_len`` ids: given a text of ``min_len + 1`` tokens, one pass over the
+    whole text (or over all but its last token, whose logits score nothing) is all the model answers; a pass per
+    prefix starts with a shorter one (the text: "the model runs once")."""
 
-    def __init__(self, table: torch.Tensor, min_len: int):
-        super().__init__(table)
-        self.min_len = min_len
+    def refuse(idx: torch.Tensor) -> str | None:
+        if idx.shape[-1] < min_len:
+            return (f"the model was called on {idx.shape[-1]} of the text's {min_len + 1} tokens: the text asks for "
+                    "one forward pass over the whole sequence, not one per prefix")
+        return None
 
-    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
-        if idx.shape[-1] < self.min_len:
-            raise RuntimeError(f"the model was called on {idx.shape[-1]} of the text's {self.min_len + 1} tokens: "
-                               "the text asks for one forward pass over the whole sequence, not one per prefix")
-        return super().forward(idx, **kwargs)
+    return refuse
 
 
 ONE_PASS_TEXT = "0 1 2 3 4 6"   # 6 tokens: 1, 2, 3, 4 predicted (3/4 each), 6 missed (1/28)
-register_resource("nb02_next_id_lm_one_pass", lambda: WholeTextBigramLM(next_id_lm().table.data, 5))
+register_resource("nb02_next_id_lm_one_pass", lambda: RefusingTableLM(next_id_lm().table.data, _one_pass(5)))
 
 
 def improbable_lm() -> BigramLM:

@@ -28,6 +28,7 @@ import torch
 # process, shared by every notebook's checks); importing it makes sure they exist when only this module is used.
 import course_lib.checks.logits_softmax  # noqa: F401
 from course_lib.checks.engine import Case, Check, Contract, Resource, allclose, exact, register_resource
+from course_lib.checks.toy_models import RefusingTableLM, no_grad_refusal
 
 ASSIGNMENT = "01_pipeline_trace"
 
@@ -83,15 +84,6 @@ def toy_pow2_probs(last: int) -> list[tuple[int, float]]:
     return [((last + j) % TOY_V, 2.0 ** (TOY_V - 1 - j) / (2.0**TOY_V - 1)) for j in range(TOY_V)]
 
 
-class NoGradLM(ToyBigramLM):
-    """The toy model, refusing to run with autograd on (the text: "inside torch.no_grad()")."""
-
-    def forward(self, idx: torch.Tensor, **kwargs) -> torch.Tensor:
-        if torch.is_grad_enabled():
-            raise RuntimeError("the model ran with gradients enabled: run it inside torch.no_grad()")
-        return super().forward(idx, **kwargs)
-
-
 def _pow2_bf16() -> ToyBigramLM:
     """The toy model with bfloat16 logits (as a half-precision model returns them)."""
     lm = toy_pow2_lm()
@@ -101,7 +93,7 @@ def _pow2_bf16() -> ToyBigramLM:
 
 register_resource("nb01_pow2_lm", toy_pow2_lm)
 register_resource("nb01_pow2_lm_bf16", _pow2_bf16)
-register_resource("nb01_pow2_lm_nograd", lambda: NoGradLM(toy_pow2_lm().table.data))
+register_resource("nb01_pow2_lm_nograd", lambda: RefusingTableLM(toy_pow2_lm().table.data, no_grad_refusal))
 register_resource("nb01_id_tokenizer", ToyTokenizer)
 
 
