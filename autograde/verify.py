@@ -360,6 +360,10 @@ def verify_notebook(course: Course, source: Path, notebook_json: str, *, slot: i
     sandboxed: False only for `grade --no-sandbox` (then the child is a plain process with the same limits).
     rule_failures: {check name: messages}: forbidden calls found in the submission's text (autograde.intake,
     from ``rules_of``); each such check fails with those messages, whatever its values.
+
+    Why long: one verification is one sandbox and one deadline: both rounds of checks (visible, then hidden once
+    the visible outcomes are out) and the reading of what came back share them, and splitting it would pass the
+    half-read outcomes between functions that each must trust the other's caps.
     """
     t0 = time.perf_counter()
     payloads, cells = _payloads_of(course, Path(source))

@@ -269,7 +269,10 @@ def _relay(job: dict, sock) -> int:
 
 
 def _answers(job: dict, out_fd: int) -> None:
-    """The answers' process: run the notebook's code cells, then answer the relay's requests, one check each."""
+    """The answers' process: run the notebook's code cells, then answer the relay's requests, one check each.
+
+    Why long: what it binds before the first cell runs (the write function, the frame makers, the seal, the audit
+    hook) must be local names no cell can rebind, so they live in this one function's frame and closures."""
     # a module a cell writes into the working folder must not be what `import <an allowed module>` finds (code that no
     # reading of the text sees: threat model, white-box red team 20); the course's modules come from PYTHONPATH
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
