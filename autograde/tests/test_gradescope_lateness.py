@@ -168,3 +168,42 @@ def test_a_late_run_says_so_and_takes_the_penalty(fx_course, tmp_path):
     assert res["score"] == 2.4                               # ... the total is after the penalty
     assert "late by 1 d 1 h 1 min" in res["output"] and "(gradescope created_at)" in res["output"]
     assert "Score after the late penalty: 3 - 0.6 = 2.4" in res["output"]
+
+
+def test_any_metadata_file_is_read_or_named_never_raised(tmp_path_factory):
+    """Fuzzed (Hypothesis, bounded): any JSON value, any field of the documented shape replaced by any JSON value,
+    and any bytes, give a Metadata whose status is OK with every time aware, or a named status with a detail;
+    read_metadata never raises."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                               | st.text(max_size=40), lambda inner: st.lists(inner, max_size=4)
+                               | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+    fields = st.sampled_from(["created_at", "assignment", "users", "id"])
+    inner_fields = st.sampled_from(["due_date", "late_due_date", "title"])
+    folder = tmp_path_factory.mktemp("fuzz")
+
+    def check(m) -> None:
+        assert isinstance(m.status, MetaStatus)
+        if m.status is MetaStatus.OK:
+            assert m.created_at.tzinfo is not None
+            assert all(t is None or t.tzinfo is not None for t in (m.due, m.late_due))
+        else:
+            assert m.detail
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(json_values, st.tuples(fields, json_values), st.tuples(inner_fields, json_values),
+                     st.binary(max_size=200)))
+    def run(data):
+        if isinstance(data, bytes):
+            (folder / METADATA).write_bytes(data)
+        elif isinstance(data, tuple) and data[0] in ("due_date", "late_due_date", "title"):
+            _meta(folder, {**DOCUMENTED, "assignment": {**DOCUMENTED["assignment"], data[0]: data[1]}})
+        elif isinstance(data, tuple):
+            _meta(folder, {**DOCUMENTED, data[0]: data[1]})
+        else:
+            _meta(folder, data)
+        check(read_metadata(folder / METADATA))
+
+    run()
