@@ -454,3 +454,41 @@ def test_a_local_named_like_an_import_is_the_functions_own_and_a_module_chain_is
     assert notebook_violations([setup, handed], "softmax", rules) != []
     calls = "def softmax(logits):\n    check('softmax', None)\n    return logits\n"
     assert notebook_violations([setup, calls], "softmax", rules) != []
+
+
+def test_a_helper_linked_by_a_call_is_read_and_a_clean_attribute_does_not_clear_a_forbidden_one():
+    """White-box red team 22 (C7): 02's log_softmax reached np.logaddexp (a numpy ufunc called from C, which the
+    run-time watch cannot see) through a helper stored on an instance by ``setattr(_H, "f", helper)``, a call, which
+    the reading did not follow (it followed names and bindings). Module-level calls now link what they are given:
+    setattr, a method of the holder (``_K.append(helper)``), a function of the notebook's; and an attribute stored
+    on a holder never clears what another attribute of it holds (``box.g = 0`` after ``box.f = np.logaddexp``).
+    The live reading (the kernel's) reads a notebook class's instance attributes. Controls: the honest helpers and
+    print() of a forbidden call beside an answer's global."""
+    import types
+
+    from course_lib.checks.rules import function_violations, notebook_violations
+
+    lse = "import numpy as np\n\ndef _lse(x):\n    return np.logaddexp(x, x)\n\nclass _Box:\n    pass\n\n"
+    attacks = [
+        [lse + "_H = _Box()\nsetattr(_H, 'f', _lse)\n", "def log_softmax(x):\n    return x - _H.f(x)\n"],
+        [lse + "_K = []\n_K.append(_lse)\n", "def log_softmax(x):\n    return x - _K[0](x)\n"],
+        [lse + "def register(box, f):\n    box.f = f\n\n_H = _Box()\nregister(_H, _lse)\n",
+         "def log_softmax(x):\n    return x - _H.f(x)\n"],
+        ["import numpy as np\nclass _B:\n    pass\nbox = _B()\nbox.f = np.logaddexp\nbox.g = 0\n",
+         "def log_softmax(x):\n    return box.f(x, x)\n"],
+    ]
+    for cells in attacks:
+        assert notebook_violations(cells, "log_softmax", ["numpy.logaddexp"]), cells
+    honest = [["import torch\nlogits = torch.randn(5)\nprint(torch.softmax(logits, -1))\n_seen = []\n"
+               "_seen.append(len)\n", "def log_softmax(x):\n    s = x - x.max()\n    return s - s.exp().sum().log()\n"],
+              ["import torch\ndef helper(x):\n    return x - x.max()\nkept = []\nkept.append(helper)\n",
+               "def log_softmax(x):\n    h = kept[0](x)\n    return h - h.exp().sum().log()\n"]]
+    for cells in honest:
+        assert notebook_violations(cells, "log_softmax", ["torch.softmax", "numpy.logaddexp"]) == [], cells
+    # the kernel's live reading: a notebook class's instance holding the helper
+    ns: dict = {"__name__": "__main__"}
+    exec(compile(attacks[0][0] + attacks[0][1], "<cell>", "exec"), ns)
+    box_cls = ns["_Box"]
+    assert box_cls.__module__ == "__main__" and isinstance(ns["_H"].f, types.FunctionType)
+    from course_lib.checks.rules import _contents
+    assert ns["_lse"] in _contents(ns["_H"])

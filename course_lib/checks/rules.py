@@ -26,6 +26,7 @@ the answer names (a helper that calls ``torch.softmax`` breaks the rule too), an
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import sys
 import types
@@ -223,8 +224,32 @@ class _Scanner:
                 if isinstance(n, ast.Name):
                     if rules:
                         self.taint[n.id] = sorted(rules)[0]
-                    else:
+                    elif isinstance(target, ast.Name):
                         self.taint.pop(n.id, None)  # bound again to something clean, in a later cell
+                    # (`box.g = 0` after `box.f = np.logaddexp` leaves box holding the forbidden one)
+        self.learn_calls(tree)
+
+    def learn_calls(self, tree: ast.AST) -> None:
+        """Links a module-level call makes: ``setattr(box, "f", helper)``, ``box.append(helper)``,
+        ``register(box, helper)`` may leave ``helper`` inside ``box``, so each name the call is given (and the
+        object whose method it calls) is linked to every name in its arguments, and holds a forbidden name
+        found there (white-box red team 22, C7: a helper reached through ``setattr`` on an instance)."""
+        for call in _module_level_calls(tree):
+            given = [*call.args, *(k.value for k in call.keywords)]
+            used = {n.id for a in given for n in ast.walk(a) if isinstance(n, ast.Name)}
+            holders: set[str] = set()
+            if isinstance(call.func, ast.Attribute) and (root := _root_name(call.func.value)) is not None:
+                holders.add(root)  # box.append(helper), box.__setattr__(...)
+            elif isinstance(call.func, ast.Name) and (call.func.id == "setattr"
+                                                      or call.func.id not in vars(builtins)):
+                # setattr(box, "f", helper), or a function of the notebook's that may store what it is given;
+                # print(...) and the other builtins store nothing
+                holders = {a.id for a in given if isinstance(a, ast.Name)}
+            rules = {v.rule for a in given for v in self.find(a, [])}
+            for h in holders:
+                self.links.setdefault(h, set()).update(used - {h})
+                if rules:
+                    self.taint[h] = sorted(rules)[0]
 
     def _holds(self, obj: Any, depth: int = 0) -> str | None:
         """The rule of a forbidden object inside ``obj`` (a dict, list, tuple, set or functools.partial)."""
@@ -376,6 +401,26 @@ def _bindings(tree: ast.AST):
         yield from walrus(st)
         for field in ("body", "orelse", "finalbody", "handlers"):
             todo.extend(x for x in getattr(st, field, []) if isinstance(x, (ast.stmt, ast.excepthandler)))
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """``box`` of ``box.items[0].f``: the name an attribute or subscript chain starts from, or None."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _module_level_calls(tree: ast.AST):
+    """Every call made by module-level code (compound statements included; function, class and lambda bodies
+    are their own scopes and are read when something reaches them)."""
+    todo = list(getattr(tree, "body", []))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        todo.extend(ast.iter_child_nodes(node))
 
 
 def _parse(source: str) -> ast.AST | None:
@@ -561,13 +606,21 @@ def function_violations(fn: Any, forbidden: Sequence[str]) -> list[Violation]:
 
 def _contents(obj: Any) -> list:
     """What a container holds (a dict's values, a list's, tuple's or set's items, a functools.partial's function
-    and arguments; 1,000 at most), or [] for anything else: where a bound value can hide a function."""
+    and arguments, an instance's own attributes when its class is the notebook's; 1,000 at most), or [] for
+    anything else: where a bound value can hide a function."""
     if isinstance(obj, functools.partial):
         return [obj.func, *obj.args, *obj.keywords.values()]
     if isinstance(obj, dict):
         return list(obj.values())[:1000]
     if isinstance(obj, (list, tuple, set, frozenset)):
         return list(obj)[:1000]
+    cls = type(obj)
+    if type(cls) is type and vars(cls).get("__module__") == "__main__":
+        # an instance of a class of the notebook's: setattr(box, "f", helper) hides helper there (C7); its
+        # attributes read through the interpreter's own descriptor, so none of the class's code runs
+        slot = next((vars(c)["__dict__"] for c in cls.__mro__ if "__dict__" in vars(c)), None)
+        if type(slot).__name__ == "getset_descriptor" and type(own := slot.__get__(obj, cls)) is dict:
+            return list(own.values())[:1000]
     return []
 
 
