@@ -509,6 +509,10 @@ class _Reading:
         # the chains inside an excepted name (torch.testing inside torch.testing.assert_close) are read as it
         self.excepted = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
                          and self.resolved(n) in EVALUATOR_EXCEPTIONS}
+        # `x.__class__.__name__` in a message names a type and reaches nothing (white-box red team 22, C6b)
+        self.class_names = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                            and n.attr in ("__name__", "__qualname__") and isinstance(n.ctx, ast.Load)
+                            and isinstance(n.value, ast.Attribute) and n.value.attr == "__class__"}
         self.library_objects = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
                                 and self._library_object(n.value) for t in n.targets if isinstance(t, ast.Name)}
 
@@ -611,7 +615,8 @@ class _Reading:
             self.add(node, f"{node.attr}")
         elif node.attr in TENSOR_HOOKS:
             self.add(node, f".{node.attr} (a tensor that runs code whenever it is used)")
-        elif node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in PLAIN_DUNDERS:
+        elif node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in PLAIN_DUNDERS \
+                and id(node) not in self.class_names:
             self.add(node, f"a lookup through .{node.attr}")
         elif dotted and dotted.split(".")[0] in self.modules - {"os"} and any(
                 p.startswith("_") and not p.endswith("__") for p in dotted.split(".")[1:]):

@@ -466,7 +466,7 @@ def test_a_helper_linked_by_a_call_is_read_and_a_clean_attribute_does_not_clear_
     print() of a forbidden call beside an answer's global."""
     import types
 
-    from course_lib.checks.rules import function_violations, notebook_violations
+    from course_lib.checks.rules import notebook_violations
 
     lse = "import numpy as np\n\ndef _lse(x):\n    return np.logaddexp(x, x)\n\nclass _Box:\n    pass\n\n"
     attacks = [
