@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .model import KVCache, ModelConfig, Trace, Transformer
 
 __all__ = ["KVCache", "ModelConfig", "ModelTokenizer", "Trace", "Transformer", "build_model_tokenizer", "chat_prompt",
-           "cl100k_base", "load_model", "pick_device"]
+           "cl100k_base", "load_demo_model", "load_model", "pick_device"]
 
 # torch takes seconds to import: the model's names load on first use (a check module or the tokenizer
 # alone, e.g. in a grading process, never pays for it).
@@ -89,6 +89,25 @@ def load_model(device: str | torch.device | None = None, dtype: torch.dtype | No
             return model, tok
         _LOADED[key] = (model, tok)
     return _LOADED[key]
+
+
+def load_demo_model(device: str | torch.device | None = None,
+                    progress: bool = True) -> tuple[Transformer, ModelTokenizer, str]:
+    """(model, tokenizer, weights) for demonstrations whose lesson is not about exact values: load_model() on the
+    fastest path that keeps the model's distributions (course_lib.lowbit.demo_weights: "fp16" on an x86 CPU, where
+    its text may still differ from fp32's after a near-tie; load_model()'s own float model elsewhere). Graded
+    comparisons never use it. Loaded once per kernel, like load_model().
+    """
+    import torch
+
+    from .device import pick_device
+    from .lowbit import demo_weights
+
+    device = torch.device(device) if device is not None else pick_device()
+    weights = demo_weights(device)
+    model, tok = load_model(device, dtype=torch.float32 if weights != "fp32" else None, progress=progress,
+                            weights=weights)
+    return model, tok, weights
 
 
 def pick_device() -> torch.device:

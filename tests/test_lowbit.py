@@ -256,3 +256,32 @@ def test_q4f16_is_q4s_linear_layers_under_fp16s_lm_head():
     x = torch.randn(2, 3, ck.config.d_model, generator=torch.Generator().manual_seed(2))
     assert isinstance(mixed.lm_head, F16Linear) and mixed.lm_head(x).dtype == torch.float32
     assert torch.equal(mixed.lm_head(x), F16Linear(ck.state_dict["embed_tokens.weight"])(x))
+
+
+def test_demonstrations_run_fp16_only_on_a_cpu_whose_torch_has_fbgemms_kernel(monkeypatch):
+    """load_demo_model's path: fp16 needs fbgemm's float16 kernel (x86 builds); a GPU, or a CPU build without
+    fbgemm (ARM: qnnpack only), gets the plain model. The device need not exist to be named."""
+    has = "fbgemm" in torch.backends.quantized.supported_engines
+    assert lowbit.demo_weights("cpu") == ("fp16" if has else "fp32") == lowbit.demo_weights(None)
+    assert lowbit.demo_weights("cuda") == lowbit.demo_weights("mps") == "fp32"
+    monkeypatch.setattr(lowbit, "_has_fbgemm", lambda: False)
+    assert lowbit.demo_weights("cpu") == "fp32"
+    if has:  # the kernel the choice relies on is there: F16Linear runs and rounds to float16 only
+        w = torch.randn(16, 32, generator=torch.Generator().manual_seed(0))
+        x = torch.randn(3, 32, generator=torch.Generator().manual_seed(1))
+        expected = x.double() @ w.half().double().T
+        assert torch.allclose(F16Linear(w)(x).double(), expected, rtol=0, atol=32 * U32 * float((x.abs() @ w.abs().T).max()))
+
+
+@pytest.mark.model
+def test_load_demo_model_is_the_fp16_path_loaded_once_per_process():
+    """The notebooks' demonstrations call it in several cells: one copy, the fp16 path on this CPU."""
+    from course_lib import load_demo_model
+
+    if lowbit.demo_weights("cpu") != "fp16":
+        pytest.skip("no fbgemm in this torch build: the demonstrations run the plain model")
+    model, tok, weights = load_demo_model(device="cpu", progress=False)
+    assert weights == "fp16" and isinstance(model.lm_head, F16Linear)
+    assert not any(isinstance(m, torch.nn.Linear) for m in model.modules())
+    again, tok2, _ = load_demo_model(device="cpu", progress=False)
+    assert again is model and tok2 is tok
