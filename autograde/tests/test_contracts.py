@@ -492,3 +492,24 @@ def test_a_helper_linked_by_a_call_is_read_and_a_clean_attribute_does_not_clear_
     assert box_cls.__module__ == "__main__" and isinstance(ns["_H"].f, types.FunctionType)
     from course_lib.checks.rules import _contents
     assert ns["_lse"] in _contents(ns["_H"])
+
+
+def test_an_answer_bound_again_where_the_reading_did_not_look_is_read():
+    """White-box red team 22 (C9): a function saying `global softmax` rebound the answer when called at top level,
+    after the honest def the reading took as the answer; the live answer used np.logaddexp (a ufunc the watch
+    cannot see). Functions that declare the answer global are read with it, and so is the answer's name bound
+    inside compound statements, by unpacking, as a `for`/`with` target or by a walrus. Control: the honest
+    notebook, and the same helpers present but never bound to the answer's name."""
+    from course_lib.checks.rules import notebook_violations
+
+    helper = "import numpy as np\n\ndef _np(x):\n    return np.logaddexp(x, x)\n"
+    honest = "def log_softmax(x):\n    s = x - x.max()\n    return s - s.exp().sum().log()\n"
+    rebinds = ["def _swap():\n    global log_softmax\n    log_softmax = _np\n\n_swap()\n",
+               "if True:\n    log_softmax = _np\n", "log_softmax, _ = _np, 0\n", "for log_softmax in [_np]:\n    pass\n",
+               "_ = (log_softmax := _np)\n", "try:\n    def log_softmax(x):\n        return np.logaddexp(x, x)\n"
+               "except Exception:\n    pass\n"]
+    for cell in rebinds:
+        assert notebook_violations([helper, honest, cell], "log_softmax", ["numpy.logaddexp"]), cell
+    assert notebook_violations([helper, honest], "log_softmax", ["numpy.logaddexp"]) == []
+    assert notebook_violations([helper, honest, "y = _np\nfor v in [1, 2]:\n    pass\n"], "log_softmax",
+                               ["numpy.logaddexp"]) == []

@@ -423,6 +423,40 @@ def _module_level_calls(tree: ast.AST):
         todo.extend(ast.iter_child_nodes(node))
 
 
+def _other_bindings(tree: ast.AST, name: str) -> list[ast.AST]:
+    """The module-level nodes, in order, that bind ``name`` other than as a top-level statement of the cell
+    (``notebook_violations`` reads those): a ``def``/``class``/assignment/import inside a compound statement, a
+    name among unpacked targets, a ``for`` or ``with`` target, a walrus. For a binding by value, the node is the
+    statement or expression whose text holds what is bound."""
+    out: list[ast.AST] = []
+    top = set(map(id, getattr(tree, "body", [])))
+    todo = list(reversed(getattr(tree, "body", [])))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if getattr(node, "name", None) == name and id(node) not in top:
+                out.append(node)
+            continue
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+        elif isinstance(node, ast.NamedExpr):
+            targets = [node.target]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+                out.append(node)
+        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)) and not (
+                id(node) in top and isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            out.append(node)
+        todo.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out
+
+
 def _parse(source: str) -> ast.AST | None:
     try:
         return ast.parse(source)
@@ -461,6 +495,7 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
         return []
     scanner = _Scanner(forbidden, None)
     defs: dict[str, tuple[ast.AST, list[str]]] = {}
+    rebinders: list[str] = []  # functions that say `global <the answer>`: what they bind is the answer too
     for source in cells:
         code, tree = _cell_tree(source)
         if tree is None:
@@ -476,12 +511,21 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
             elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                     (a.asname or a.name.split(".")[0]) == function for a in node.names):
                 defs[function] = (node, code.splitlines())   # `from course_lib.generate import greedy`
+        # the answer's name bound anywhere else at module level (inside `if`/`for`/`with`/`try`, by unpacking, a
+        # `for` or `with` target, a walrus): the last such binding in the notebook's order is the answer too
+        # (white-box red team 22, C9: a function saying `global softmax` rebound the answer; the variants here)
+        for node in _other_bindings(tree, function):
+            defs[function] = (node, code.splitlines())
+        for node in getattr(tree, "body", []):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+                    isinstance(g, ast.Global) and function in g.names for g in ast.walk(node)):
+                rebinders.append(node.name)
     if function not in defs:
         # bound some other way (exec of a string, globals()[...] =, a loop): there is no text to read
         return [Violation(0, function, "an answer defined where the grader cannot read it (not by a def, a class "
                           "or an assignment at the top of a cell that parses)")]
     found: list[Violation] = []
-    todo, seen = [function], set()
+    todo, seen = [function, *rebinders], set()
     while todo and len(seen) < MAX_HELPERS:
         name = todo.pop(0)
         if name in seen or name not in defs:
