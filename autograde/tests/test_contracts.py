@@ -472,6 +472,9 @@ def test_a_helper_linked_by_a_call_is_read_and_a_clean_attribute_does_not_clear_
     attacks = [
         [lse + "_H = _Box()\nsetattr(_H, 'f', _lse)\n", "def log_softmax(x):\n    return x - _H.f(x)\n"],
         [lse + "_K = []\n_K.append(_lse)\n", "def log_softmax(x):\n    return x - _K[0](x)\n"],
+        ["import numpy as np\n_K = []\n_K.append(np.logaddexp)\n", "def log_softmax(x):\n    return _K[0](x, x)\n"],
+        ["import numpy as np\nclass _B:\n    pass\nbox = _B()\nsetattr(box, 'f', np.logaddexp)\n",
+         "def log_softmax(x):\n    return box.f(x, x)\n"],
         [lse + "def register(box, f):\n    box.f = f\n\n_H = _Box()\nregister(_H, _lse)\n",
          "def log_softmax(x):\n    return x - _H.f(x)\n"],
         ["import numpy as np\nclass _B:\n    pass\nbox = _B()\nbox.f = np.logaddexp\nbox.g = 0\n",
@@ -481,6 +484,11 @@ def test_a_helper_linked_by_a_call_is_read_and_a_clean_attribute_does_not_clear_
         assert notebook_violations(cells, "log_softmax", ["numpy.logaddexp"]), cells
     honest = [["import torch\nlogits = torch.randn(5)\nprint(torch.softmax(logits, -1))\n_seen = []\n"
                "_seen.append(len)\n", "def log_softmax(x):\n    s = x - x.max()\n    return s - s.exp().sum().log()\n"],
+              # red team 22's C6 control: a self-test calling torch's softmax at top level, through torch's own
+              # functions (torch is no holder), and a global handed to a function with a value computed by it
+              ["import torch\nx = torch.randn(3, 5)\ntorch.testing.assert_close(log_softmax(x), torch.log_softmax(x, -1))\n"
+               "assert torch.allclose(log_softmax(x), torch.log_softmax(x, -1))\nshow(x, torch.softmax(x, -1))\n",
+               "def log_softmax(z):\n    s = z - x.max()\n    return s - s.exp().sum().log()\n"],
               ["import torch\ndef helper(x):\n    return x - x.max()\nkept = []\nkept.append(helper)\n",
                "def log_softmax(x):\n    h = kept[0](x)\n    return h - h.exp().sum().log()\n"]]
     for cells in honest:

@@ -238,14 +238,18 @@ class _Scanner:
             given = [*call.args, *(k.value for k in call.keywords)]
             used = {n.id for a in given for n in ast.walk(a) if isinstance(n, ast.Name)}
             holders: set[str] = set()
+            stores = False  # the call puts what it is given into the holder (setattr, a holder's method)
             if isinstance(call.func, ast.Attribute) and (root := _root_name(call.func.value)) is not None:
-                holders.add(root)  # box.append(helper), box.__setattr__(...)
+                if root not in self.alias and root not in sys.modules:  # a module stores nothing of the notebook's
+                    holders, stores = {root}, True  # box.append(helper), box.__setattr__(...)
             elif isinstance(call.func, ast.Name) and (call.func.id == "setattr"
                                                       or call.func.id not in vars(builtins)):
                 # setattr(box, "f", helper), or a function of the notebook's that may store what it is given;
                 # print(...) and the other builtins store nothing
-                holders = {a.id for a in given if isinstance(a, ast.Name)}
-            rules = {v.rule for a in given for v in self.find(a, [])}
+                holders = {a.id for a in given if isinstance(a, ast.Name) and a.id not in self.alias}
+                stores = call.func.id == "setattr"
+            # a forbidden function handed over itself (not a value computed with it: print(torch.softmax(x)))
+            rules = {v.rule for a in given if not isinstance(a, ast.Call) for v in self.find(a, [])} if stores else set()
             for h in holders:
                 self.links.setdefault(h, set()).update(used - {h})
                 if rules:
