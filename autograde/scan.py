@@ -592,6 +592,10 @@ class _Reading:
         names = _suffixes(full) if rooted else [full]
         if any(n in DESCRIPTOR_NAMES for n in names):
             self.add(node, f"{full} (a descriptor by number, or the command line)")
+        elif rooted and full.split(".")[0] in HIDING_IMPORTS and "." in full:
+            # a use of such a module, whose import a course line made (01's `import inspect` for its demos):
+            # the use is the student's line (white-box red team 22, C8: inspect.getmembers(F)[...])
+            self.add(node, f"{full} (reaches objects without naming them)")
         elif any(n in TRACING for n in names):
             self.add(node, f"{full} (the tracing the cost checks count lines with)")
         elif id(node) in self.excepted or full in EVALUATOR_EXCEPTIONS:

@@ -289,6 +289,23 @@ def test_honest_code_is_not_tampering_and_neither_is_any_answer_in_the_corpora()
     assert hits == []
 
 
+def test_a_module_the_course_imports_for_its_demos_is_still_refused_in_the_students_lines():
+    """White-box red team 22 (C8): 01's set-up cell imports inspect for its demo cells; the line is the course's,
+    so its import was exempt, and a student's `dict(inspect.getmembers(F))["scaled_dot_product_" + "attention"]`
+    read clean. Uses of such a module are read on their own lines. Control: the course's demo line copied
+    verbatim stays the course's."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import inspect\nimport torch.nn.functional as F"),
+        nbformat.v4.new_code_cell('sd = dict(inspect.getmembers(F))["scaled_dot_product_" + "attention"]')])
+    course = {"import inspect", "import torch.nn.functional as F",
+              "print(inspect.getsource(course_lib.model.apply_rope))"}
+    assert tampering(nb, course_lines=course)
+    demo = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import inspect\nimport course_lib"),
+        nbformat.v4.new_code_cell("print(inspect.getsource(course_lib.model.apply_rope))")])
+    assert tampering(demo, course_lines=course) == []
+
+
 def test_a_course_line_copied_verbatim_is_the_courses_unless_it_runs_a_shell_or_a_magic():
     """`%pip install -q --no-deps {COURSE_GIT_URL}` is a release line (the Colab cell,
     a demo cell the verification does not run); copied into an answer cell after binding COURSE_GIT_URL, it would
