@@ -670,3 +670,26 @@ def test_an_answer_that_gives_torchs_tensor_class_new_methods_fails_its_case_and
         vars(torch.Tensor).get("clone") and delattr(torch.Tensor, "clone")
     assert first.error and "before this call" in first.error and second.error is None, (first, second)
     assert dict(vars(torch.Tensor)) == before
+
+
+def test_the_first_copy_of_a_tensor_in_a_fresh_process_is_no_change_to_its_class():
+    """copyreg caches ``__slotnames__`` on torch.Tensor the first time a process pickles a tensor (torch.save, as
+    the references' cache does): after the engine had taken the class as pristine, every later case of that
+    process failed as "torch's tensor class was changed" (test_adversarial in a fresh-clone run, session 21). Run
+    in a fresh process, as a grading process is."""
+    import subprocess
+    import sys
+
+    probe = """
+import torch
+from course_lib.checks.engine import Case, call_cases
+import io, pickle
+assert "__slotnames__" not in vars(torch.Tensor)
+pickle.dumps(torch.ones(1)); torch.save(torch.ones(1), io.BytesIO())  # as the references' cache does
+assert "__slotnames__" in vars(torch.Tensor)  # the control: the first pickle caches it
+[out] = call_cases(lambda t: t * 2, [Case((torch.ones(2),), label="a")])
+assert out.error is None, out.error
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "ok", done.stdout + done.stderr

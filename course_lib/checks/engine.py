@@ -888,12 +888,18 @@ def _take_pristine_classes() -> None:
             _PRISTINE_CLASSES[cls] = dict(vars(cls))
 
 
+# what the standard library caches on a class the first time it copies an instance (copyreg._slotnames, run by
+# copy.deepcopy): not a change anyone made
+_LAZY_CLASS_CACHES = frozenset({"__slotnames__"})
+
+
 def _restore_classes() -> list[str]:
     """The names changed on torch's tensor classes since the engine was imported, each put back as it was."""
     changed = []
     for cls, pristine in _PRISTINE_CLASSES.items():
         now = vars(cls)
-        for name in [n for n in {*now, *pristine} if now.get(n, MISSING) is not pristine.get(n, MISSING)]:
+        for name in [n for n in {*now, *pristine} - _LAZY_CLASS_CACHES
+                     if now.get(n, MISSING) is not pristine.get(n, MISSING)]:
             changed.append(f"{cls.__name__}.{name}")
             if name in pristine:
                 setattr(cls, name, pristine[name])
