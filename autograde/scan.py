@@ -181,12 +181,14 @@ def _c_loop_helpers(tree: ast.AST) -> dict[str, set[int]]:
     22, C4)."""
     out: dict[str, set[int]] = {}
     for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or isinstance(fn, ast.Lambda):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
         for node in ast.walk(fn):
-            if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] in C_LOOPS \
-                    and not _python_key(node, _dotted(node.func).rsplit(".", 1)[-1]):
+            if not isinstance(node, ast.Call):
+                continue
+            builtin = _dotted(node.func).rsplit(".", 1)[-1]
+            if builtin in C_LOOPS and not _python_key(node, builtin):
                 for a in node.args:
                     if isinstance(a, ast.Name) and a.id in params:
                         out.setdefault(fn.name, set()).add(params.index(a.id))
@@ -198,8 +200,8 @@ def _c_loop_by_method_or_helper(node: ast.Call, sized: frozenset[str], helpers: 
     function of the cell that gives it to a C loop (``_c_loop_helpers``)."""
     func = node.func
     if isinstance(func, ast.Attribute) and func.attr == "sort" and _range_over_a_size(func.value, sized):
-        key = next((k.value for k in node.keywords if k.arg == "key"), None)
-        return key is not None and not isinstance(key, ast.Lambda)
+        # list.sort calls its key per item as sorted does
+        return any(k.arg == "key" for k in node.keywords) and not _python_key(node, "sorted")
     if isinstance(func, ast.Name) and func.id in helpers:
         return any(i < len(node.args) and _range_over_a_size(node.args[i], sized) for i in helpers[func.id])
     return False
@@ -475,7 +477,9 @@ def hidden_reach(source: str, notebook_imports: tuple[set[str], dict[str, str]] 
     # IPython does so only in a cell that is one line after its static transforms (InteractiveShell.transform_cell:
     # a docstring line starting with "run" is not a magic; white-box red team 22, C3)
     automagic = [(n, m[1]) for n, line in enumerate(source.splitlines(), 1)
-                 if (m := _AUTOMAGIC_LINE.match(line)) and m[1] in AUTOMAGIC] if _one_line_cell(source) else []
+                 if (m := _AUTOMAGIC_LINE.match(line)) and m[1] in AUTOMAGIC]
+    if automagic and not _one_line_cell(source):  # IPython's transforms run only where a line could be a magic
+        automagic = []
     try:
         tree = ast.parse(_strip_magics(source))  # magics and shell lines as the calls IPython makes of them
     except SyntaxError:
