@@ -414,17 +414,20 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _module_level_calls(tree: ast.AST):
-    """Every call made by module-level code (compound statements included; function, class and lambda bodies
-    are their own scopes and are read when something reaches them)."""
-    todo = list(getattr(tree, "body", []))
+def _module_scope(tree: ast.AST):
+    """Every node of the module's own scope, in the text's order: compound statements included; a function, class
+    or lambda is yielded but not entered (its body is its own scope, read when something reaches it)."""
+    todo = list(reversed(getattr(tree, "body", [])))
     while todo:
         node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        todo.extend(ast.iter_child_nodes(node))
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _module_level_calls(tree: ast.AST):
+    """Every call made by module-level code (``_module_scope``)."""
+    return (node for node in _module_scope(tree) if isinstance(node, ast.Call))
 
 
 def _other_bindings(tree: ast.AST, name: str) -> list[ast.AST]:
@@ -434,9 +437,7 @@ def _other_bindings(tree: ast.AST, name: str) -> list[ast.AST]:
     statement or expression whose text holds what is bound."""
     out: list[ast.AST] = []
     top = set(map(id, getattr(tree, "body", [])))
-    todo = list(reversed(getattr(tree, "body", [])))
-    while todo:
-        node = todo.pop()
+    for node in _module_scope(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             if getattr(node, "name", None) == name and id(node) not in top:
                 out.append(node)
@@ -457,7 +458,6 @@ def _other_bindings(tree: ast.AST, name: str) -> list[ast.AST]:
                 id(node) in top and isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)):
             out.append(node)
-        todo.extend(reversed(list(ast.iter_child_nodes(node))))
     return out
 
 
