@@ -8,12 +8,20 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TypedDict
 
 from autograde.course import Course, tools_beside_python
 
 
+class _CourseOptions(TypedDict, total=False):
+    """The Course fields the command line can set (the others keep their defaults)."""
+    root: Path
+    cell_timeout: int
+    deadlines_path: Path
+
+
 def _course(args) -> Course:
-    kw = {}
+    kw: _CourseOptions = {}
     if args.root:
         kw["root"] = Path(args.root).resolve()
     if getattr(args, "cell_timeout", None):
@@ -288,10 +296,10 @@ def _cmd_lms_import(course, args: argparse.Namespace, t0: float) -> int:
                      roster=Path(args.roster) if args.roster else None,
                      zip_timezone=load(course.deadlines_file).zip_timezone, times=times)
     for student, src in sorted(res.placed.items()):
-        e = res.accounts[student]   # Moodle's zip time, Canvas's from --times (section 2b of docs/instructors.md)
+        account = res.accounts[student]   # Moodle's zip time, Canvas's from --times (docs/instructors.md, 2b)
         print(shown(f"{student}: {src}") + (" (late)" if student in res.late else "")
-              + (f" (submitted {e.submitted_at})" if e.submitted_at else "")
-              + (f" (no time: {e.why_no_time})" if e.why_no_time else ""))
+              + (f" (submitted {account.submitted_at})" if account.submitted_at else "")
+              + (f" (no time: {account.why_no_time})" if account.why_no_time else ""))
     for member, why in res.skipped:
         print(shown(f"skipped {member}: {why}"))
     for line in res.unmatched:

@@ -90,7 +90,7 @@ def _from_json(data, path: Path, out: Times) -> None:
         where = f"{path.name}[{i}]"
         if not isinstance(sub, dict):
             raise ValueError(f"{where}: not a Submission object")
-        user = sub.get("user") if isinstance(sub.get("user"), dict) else {}
+        user = given if isinstance(given := sub.get("user"), dict) else {}
         ids = [("user_id", _id(sub.get("user_id"), where, "user_id")),
                ("sis_user_id", _id(user.get("sis_user_id"), where, "user.sis_user_id")),
                ("login_id", _id(user.get("login_id"), where, "user.login_id"))]

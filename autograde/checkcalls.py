@@ -92,9 +92,8 @@ def _calls_in(tree: ast.Module, names: dict[str, str], where: str) -> list[tuple
               and any(isinstance(a, ast.Constant) and a.value in TEST_CALLS for a in node.args)):
             raise UnreadableTestCell(f"{where} reaches a check call through getattr: call it by name")
     for node in ast.walk(tree):
-        aliasing = (isinstance(node, ast.Assign) and _kind(node.value, names)
-                    and all(isinstance(t, ast.Name) for t in node.targets))
-        if aliasing:
+        if (isinstance(node, ast.Assign) and _kind(node.value, names)
+                and all(isinstance(t, ast.Name) for t in node.targets)):   # an alias: reported at its use below
             called.add(id(node.value))
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
                 and _kind(node, names) and id(node) not in called:

@@ -28,6 +28,7 @@ import math
 import os
 import stat
 import struct
+import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -276,7 +277,7 @@ class When:
     note: str = ""
 
 
-def zip_member_time(info, zone: str = "UTC") -> dt.datetime | None:
+def zip_member_time(info: zipfile.ZipInfo, zone: str = "UTC") -> dt.datetime | None:
     """A zip member's modification time, aware: the extended-timestamp extra field (0x5455, Unix seconds, UTC)
     where the zip has one, else the DOS date and time, read in ``zone`` (the time zone of the machine that made it:
     the DOS field holds local time without a zone); None if neither is a time (a damaged zip)."""
@@ -329,7 +330,7 @@ def submission_time(submissions: Path, student: str, assignment: str, record: di
     record = read_record(submissions, assignment) if record is None else record
     account = record.get(student)
     if account:   # the platform's own word; a timestamp.txt in this folder is not (threat-model.md)
-        timed = {"moodle": MOODLE_ZIP, "gradescope": GRADESCOPE, "canvas": CANVAS_TIMES}.get(account.get("lms"))
+        timed = {"moodle": MOODLE_ZIP, "gradescope": GRADESCOPE, "canvas": CANVAS_TIMES}.get(account.get("lms", ""))
         if timed and account.get("submitted_at"):
             return When(aware(account["submitted_at"], "import record"), timed)
         if account.get("lms") == "canvas":

@@ -102,8 +102,8 @@ def build(out: Path, dest: Path, lms: str, submissions: Path, assignment: str) -
             result.members[name] = str(page)
     tmp = Path(dest).with_name(f".{Path(dest).name}.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, page in sorted(result.members.items()):
-            zf.writestr(name, Path(page).read_bytes())
+        for name, pdf in sorted(result.members.items()):
+            zf.writestr(name, Path(pdf).read_bytes())
     tmp.replace(dest)
     return result
 

@@ -17,7 +17,7 @@ import functools
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 from autograde.inside.codec import decode, encode
 from course_lib.checks.engine import Case
@@ -26,19 +26,31 @@ FORMAT = 1
 FOLDER = Path(__file__).resolve().parent / "generated"
 
 
+class StoredCheck(TypedDict):
+    count: int
+    calls: list[Any]   # each call's [args, kwargs] as autograde.inside.codec's tagged JSON
+
+
+class Stored(TypedDict):
+    """One assignment's file: check name -> its stored draws."""
+    format: int
+    checks: dict[str, StoredCheck]
+
+
 def _path(assignment: str, folder: Path | None = None) -> Path:
     return (folder or FOLDER) / f"{assignment}.json"
 
 
 @functools.lru_cache(maxsize=None)
-def _stored(path: str) -> dict:
+def _stored(path: str) -> Stored:
     p = Path(path)
     return json.loads(p.read_text()) if p.exists() else {"format": FORMAT, "checks": {}}
 
 
 def cases(assignment: str, check: str, folder: Path | None = None) -> list[Case]:
     """The stored generated cases of ``check`` (none before the first release that draws them)."""
-    entries = _stored(str(_path(assignment, folder)))["checks"].get(check, {}).get("calls", [])
+    checks = _stored(str(_path(assignment, folder)))["checks"]
+    entries = checks[check].get("calls", []) if check in checks else []
     out = []
     for i, entry in enumerate(entries):
         args, kwargs = decode(entry)
@@ -61,7 +73,8 @@ def draw(strategy, count: int, seed: int) -> list[tuple[tuple, dict]]:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fixed_seed
 
-    seen, out = set(), []
+    seen: set[str] = set()
+    out: list[tuple[tuple, dict]] = []
 
     @fixed_seed(seed)
     @settings(max_examples=count * 4, database=None, deadline=None, phases=[Phase.generate],
@@ -86,7 +99,7 @@ def generate(assignment: str, specs: dict[str, tuple[Callable[[], Any], int]], f
     """Draw and store the calls of every check in ``specs`` that has none stored (or another count); True if
     the file changed."""
     path = _path(assignment, folder)
-    data = json.loads(path.read_text()) if path.exists() else {"format": FORMAT, "checks": {}}
+    data: Stored = json.loads(path.read_text()) if path.exists() else {"format": FORMAT, "checks": {}}
     changed = False
     for check, (factory, count) in sorted(specs.items()):
         have = data["checks"].get(check)

@@ -34,7 +34,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import nbformat
 
@@ -44,6 +44,9 @@ from autograde.course import (REPO, SAFE_ID, Course, dump_json, hold, is_autogra
 from autograde.grades_csv import write_csv
 from autograde.inside import RUNNER
 from autograde.record import Condition, GradeRecord, Status
+
+if TYPE_CHECKING:
+    from autograde.release import Template
 
 HARNESS_VERSION = 3
 SUBMISSION_LIMIT = 32 << 20  # bytes of one submitted notebook (outputs included) read at most
@@ -315,12 +318,16 @@ class NotebookRun:
                    [nbg(c)["grade_id"] for c in nb.cells if is_autograded_test(c)])
 
 
+# what a job's sandboxes are made with: (policy, read-only paths, environment)
+SandboxSetup = tuple[sandbox.Policy, list[Path], dict[str, str]]
+
+
 @dataclass
 class JobContext:
     """What one job's steps share: the job, its folders and limits, and what each step has found so far."""
 
     job: Job
-    template: object                      # release.Template: the assignment's notebooks and gradebook
+    template: Template                    # the assignment's notebooks and gradebook
     work: Path                            # the job's private folder (no sandbox ever sees it)
     record: GradeRecord
     maxes: dict[str, dict[str, float]]
@@ -332,12 +339,18 @@ class JobContext:
     outputs: dict[str, list] = field(default_factory=dict)    # run: '<notebook>/<cell>' -> validated outputs
     inside_failed: dict[str, set[str]] = field(default_factory=dict)  # run: tests that failed in the kernel
     failures: dict[str, str] = field(default_factory=dict)    # verify: '<notebook>/<grade_id>' -> why it failed
-    sandbox: tuple | None = None          # run: (policy, read-only paths, environment), made once per job
+    sandbox: SandboxSetup | None = None   # run: (policy, read-only paths, environment), made once per job
     stopped: bool = False                 # a step finished the record: the rest do not run
 
     @property
     def course_dir(self) -> Path:
         return self.work / "course"
+
+    @property
+    def late(self) -> deadlines.Lateness:
+        """The job's lateness, which grade_one assesses before any step runs."""
+        assert self.job.late is not None  # Grader.grade_one sets it before _grade makes this context
+        return self.job.late
 
     def stop(self, status: Status, detail: str) -> None:
         """End the pipeline here with ``status`` (the record is finished as it stands)."""
@@ -362,7 +375,7 @@ def _intake(grader: "Grader", ctx: JobContext) -> None:
     sub.mkdir(parents=True)
     shutil.copytree(t.data_dir, ctx.course_dir / "source" / job.assignment)
     shutil.copyfile(t.gradebook, ctx.course_dir / "gradebook.db")
-    deadlines.into_course(ctx.course_dir, job.assignment, job.student, job.late)
+    deadlines.into_course(ctx.course_dir, job.assignment, job.student, ctx.late)
     ctx.notebooks, ctx.broken_rules = grader._intake_all(job, t, ctx.present, ctx.record, sub)
     ctx.stopped = not ctx.notebooks
 
@@ -419,6 +432,7 @@ def _verify(grader: "Grader", ctx: JobContext, run: NotebookRun) -> None:
     if time.monotonic() >= ctx.deadline:
         return ctx.stop(Status.TIMEOUT, f"wall-clock limit of {grader.limits.wall_s:g} s reached "
                         f"before {run.name}.ipynb could be checked")
+    assert ctx.sandbox is not None  # _run, the step before this one on the notebook, made it
     verdict = verify_notebook(grader.course, ctx.template.source_paths[run.name], run.text,
                               slot=ctx.slot.n if ctx.slot else 0, policy=ctx.sandbox[0],
                               wall_s=max(1.0, ctx.deadline - time.monotonic()), model_file=grader._model,
@@ -464,15 +478,17 @@ def _trusted_pass(grader: "Grader", ctx: JobContext) -> None:
     outputs put back and the failures outside the kernel marked, then the feedback pages; the scores into the
     record (Grader._collect). Stopped by the wall clock, or nbgrader failing: the record says so."""
     job, t, record, work = ctx.job, ctx.template, ctx.record, ctx.work
+    release_notebooks: dict[str, str] = {}   # filled below, as each is written
     job_spec = {"assignment": job.assignment, "student": job.student, "notebooks": sorted(ctx.notebooks),
                 "outputs": ctx.outputs, "failures": ctx.failures,
-                "source_notebooks": {n: str(t.source_paths[n]) for n in ctx.notebooks}, "release_notebooks": {},
-                "late_policy": job.late.policy, "late_note": job.late.text(with_penalty=False)}
+                "source_notebooks": {n: str(t.source_paths[n]) for n in ctx.notebooks},
+                "release_notebooks": release_notebooks,
+                "late_policy": ctx.late.policy, "late_note": ctx.late.text(with_penalty=False)}
     for n in ctx.notebooks:
         p = work / "release" / f"{n}.ipynb"
         p.parent.mkdir(exist_ok=True)
         p.write_text(t.notebooks[n])
-        job_spec["release_notebooks"][n] = str(p)
+        release_notebooks[n] = str(p)
     (work / "job.json").write_text(json.dumps(job_spec))
     allowed = max(ctx.deadline - time.monotonic(), TRUSTED_PASS_MIN_S)
     rc, cpu = _run_worker(work, grader._env(work), time.monotonic() + allowed)
@@ -512,7 +528,7 @@ class Grader:
     def __init__(self, course: Course, out: Path, limits: Limits = Limits(), log=print,
                  given_deadlines: deadlines.Deadlines | None = None):
         self.course, self.out, self.limits, self.log = course, Path(out).resolve(), limits, log
-        self.templates: dict = {}
+        self.templates: dict[str, Template] = {}
         self._lock = threading.Lock()
         self._fingerprint_base = ""
         self._model: Path | None = None
@@ -567,7 +583,7 @@ class Grader:
         return out
 
     # -------------------------------------------------------------------------------------------- one job
-    def _read_submission(self, job: Job, t) -> tuple[dict[str, bytes | None], list[str], list[Condition]]:
+    def _read_submission(self, job: Job, t: Template) -> tuple[dict[str, bytes | None], list[str], list[Condition]]:
         """Each expected notebook's bytes (None if absent), notes, and conditions (files that can't be graded)."""
         raws: dict[str, bytes | None] = {n: None for n in t.notebooks}
         notes: list[str] = []
@@ -621,8 +637,8 @@ class Grader:
         detail_path = self.out / "details" / job.student / f"{job.assignment}.json"
         raws, renamed, unreadable = self._read_submission(job, t)
         h = hashlib.sha256(self._fingerprint_base.encode())
-        for name in sorted(raws):
-            h.update(name.encode() + b"\0" + (raws[name] if raws[name] is not None else b"<missing>"))
+        for name, raw in sorted(raws.items()):
+            h.update(name.encode() + b"\0" + (raw if raw is not None else b"<missing>"))
         h.update(json.dumps([c.to_json() for c in unreadable]).encode())
         job.late = deadlines.assess_job(self.deadlines, job.sub_dir.parent.parent, job.student, job.assignment)
         h.update(job.late.key())
@@ -662,7 +678,7 @@ class Grader:
                 f.write(line + "\n")
         return record
 
-    def _grade(self, job: Job, t, raws: dict[str, bytes | None], unreadable: list[Condition]) -> GradeRecord:
+    def _grade(self, job: Job, t: Template, raws: dict[str, bytes | None], unreadable: list[Condition]) -> GradeRecord:
         maxes = self._max_scores(job.assignment)
         max_score = sum(sum(v.values()) for v in maxes.values())
         record = GradeRecord.start(job.student, job.assignment, max_score)
@@ -706,7 +722,7 @@ class Grader:
                         step.run(self, ctx, unit)
         return ctx.record.finish()
 
-    def _intake_all(self, job: Job, t, present: dict, record: GradeRecord,
+    def _intake_all(self, job: Job, t: Template, present: dict[str, bytes], record: GradeRecord,
                     sub: Path) -> tuple[dict[str, str], dict[str, dict[str, list[str]]]]:
         """Each submitted notebook through the intake child: rebuilt text and broken rules by notebook name; a
         notebook intake refuses adds its status to the record."""
@@ -715,6 +731,7 @@ class Grader:
 
         rebuilt: dict[str, str] = {}
         broken_rules: dict[str, dict[str, list[str]]] = {}
+        assert record.notes is not None  # GradeRecord.start's record: notes start as []
         for name, raw in sorted(present.items()):
             got = intake(raw, t.notebooks[name], job.assignment, self._known, scan=True,
                          rules=rules_of(self.course, t.source_paths[name]))
@@ -729,11 +746,11 @@ class Grader:
             broken_rules[name] = got.rule_failures
         return rebuilt, broken_rules
 
-    def _sandbox_policy(self):
+    def _sandbox_policy(self) -> sandbox.Policy:
         return sandbox.Policy(memory_bytes=self.limits.memory_bytes, max_processes=self.limits.max_processes,
                               file_bytes=self.limits.file_bytes, cpu_seconds=int(self.limits.wall_s) + 60)
 
-    def _unsandboxed(self, argv: list[str], env: dict, scratch: Path, policy) -> tuple[list[str], dict]:
+    def _unsandboxed(self, argv: list[str], env: dict, scratch: Path, policy: sandbox.Policy) -> tuple[list[str], dict]:
         """`--no-sandbox`: the runner as a plain process of the grader, with the same rlimits (nothing more)."""
         scratch.mkdir(parents=True)
         full = {**os.environ, **env, "HOME": str(scratch), "TMPDIR": str(scratch), "AUTOGRADE_TRANSPORT": "tcp"}
@@ -803,6 +820,7 @@ class Grader:
             errors = [{"cell": i, "grade_id": nbg(c).get("grade_id"), "ename": o.ename}
                       for i, c in enumerate(graded.cells) if c.cell_type == "code" and not is_grade(c)
                       for o in c.get("outputs", []) if o.output_type == "error"]
+            assert record.notebooks is not None  # GradeRecord.start's record: notebooks start as {}
             record.notebooks[name] = {"tests": tests, "errors_outside_tests": errors}
             dest = self.out / "autograded" / job.student / job.assignment / f"{name}.ipynb"
             # the instructor's copy (formgrader) shows each written answer's rubric; feedback never does. The

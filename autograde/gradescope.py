@@ -36,6 +36,7 @@ import zipfile
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Sequence, TypedDict
 
 from autograde.accounts import record_path
 from autograde.course import REPO, Course, dump_json, hidden_lines, read_notebook, shown, write_atomic
@@ -302,6 +303,16 @@ def find_notebook(submission: Path, assignment: str) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
+class ResultTest(TypedDict):
+    """One entry of results.json's "tests" (Gradescope's format)."""
+    name: str
+    score: float
+    max_score: float
+    status: str
+    output: str
+    visibility: str
+
+
 def _refusal(output: str, started: float) -> dict:
     return {"score": 0.0, "output": output, "execution_time": int(time.time() - started),
             "stdout_visibility": "hidden", "tests": []}
@@ -312,10 +323,11 @@ def _scrub(text: str, secret: list[str]) -> str:
     return "\n".join(ln for ln in text.splitlines() if not any(s in ln for s in secret))
 
 
-def results_from_record(record: dict, secret: list[str] = ()) -> dict:
+def results_from_record(record: dict, secret: Sequence[str] = ()) -> dict:
     """Gradescope's results.json for one graded record (``OUT/details/<student>/<assignment>.json``)."""
     rec = GradeRecord.from_json(record)
-    tests, manual = [], []
+    tests: list[ResultTest] = []
+    manual: list[str] = []
     for nb_name, nb in sorted((rec.notebooks or {}).items()):
         for t in nb["tests"]:
             if t["result"] not in ("passed", "failed"):   # an answer graded by hand

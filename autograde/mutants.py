@@ -121,8 +121,8 @@ def _edits(node: ast.AST, parents: dict[int, ast.AST], docs: set[int]) -> list[t
                     n.ops[k] = new()
                 out.append((f"{type(op).__name__} -> {CMPOPS[type(op)].__name__}", f))
     elif isinstance(node, ast.BoolOp):
-        new = ast.Or if isinstance(node.op, ast.And) else ast.And
-        out.append((f"{type(node.op).__name__} -> {new.__name__}", setattr_("op", new())))
+        flipped = ast.Or if isinstance(node.op, ast.And) else ast.And
+        out.append((f"{type(node.op).__name__} -> {flipped.__name__}", setattr_("op", flipped())))
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)) \
             and not isinstance(node.operand, ast.Constant):
         out.append((f"drop {type(node.op).__name__}", lambda n: n.operand))

@@ -10,6 +10,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import nbformat
 
@@ -123,7 +124,7 @@ def draw_generated(course: Course, assignment: str) -> bool:
     """Draw the generated hidden cases (``autograde.generated``) the assignment's hidden modules declare and
     lack; True if the stored file changed. Only the course's own hidden package declares any."""
     registry = course.hidden_registry()
-    specs = {}
+    specs: dict[str, tuple[Callable[[], Any], int]] = {}
     modules = {id(m): m for _, m in registry.all()}.values()
     for module in modules:
         if getattr(module, "ASSIGNMENT", None) != assignment:

@@ -120,16 +120,27 @@ def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
-def exercise_rows(exercises: list[Exercise]) -> list[list[str]]:
+def _done(ex: Exercise) -> list[float]:
+    """The exercise's points of the students whose mark is given (a pending hand mark is not a zero)."""
+    return [v for s, v in ex.scores.items() if s not in ex.pending]
+
+
+def _outcomes(ex: Exercise) -> tuple[int, int, int, int]:
+    """How many students got full points, partial, zero, and how many wait for a hand mark."""
+    done = _done(ex)
+    full = sum(v >= ex.max_points for v in done)
+    zero = sum(v <= 0 for v in done) if ex.max_points > 0 else 0
+    return full, len(done) - full - zero, zero, len(ex.pending)
+
+
+def exercise_rows(exercises: list[Exercise]) -> list[list[str | int]]:
     """exercises.csv rows: the distribution of each exercise's points (pending hand marks not counted as zero)."""
-    rows = []
+    rows: list[list[str | int]] = []
     for ex in exercises:
-        done = [v for s, v in ex.scores.items() if s not in ex.pending]
-        full = sum(v >= ex.max_points for v in done)
-        zero = sum(v <= 0 for v in done) if ex.max_points > 0 else 0
+        done = _done(ex)
         rows.append([ex.assignment, ex.notebook, ex.grade_id, ex.title, _g(ex.max_points), len(done),
                      _g(statistics.fmean(done)) if done else "", _g(statistics.median(done)) if done else "",
-                     full, len(done) - full - zero, zero, len(ex.pending)])
+                     *_outcomes(ex)])
     return rows
 
 
@@ -138,9 +149,9 @@ EXERCISE_FIELDS = ["assignment", "notebook", "grade_id", "title", "max_points", 
 FAILURE_FIELDS = ["assignment", "notebook", "grade_id", "title", "students_failing", "share", "message", "example"]
 
 
-def failure_rows(exercises: list[Exercise], top: int = TOP_FAILURES) -> list[list[str]]:
+def failure_rows(exercises: list[Exercise], top: int = TOP_FAILURES) -> list[list[str | int]]:
     """failures.csv rows: each exercise's most frequent failure messages, most frequent first."""
-    rows = []
+    rows: list[list[str | int]] = []
     for ex in exercises:
         n = len(ex.scores)
         for folded, count in sorted(ex.failures.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
@@ -175,10 +186,10 @@ def _plot(exercises: list[Exercise], assignment: str) -> str:
 
     mine = [ex for ex in exercises if ex.assignment == assignment]
     labels = [f"{ex.notebook}/{ex.grade_id}" for ex in mine]
-    parts = {"full": [], "partial": [], "zero": [], "by hand": []}
-    for row in exercise_rows(mine):
-        for k, v in zip(parts, (row[8], row[9], row[10], row[11])):
-            parts[k].append(v)
+    parts: dict[str, list[int]] = {"full": [], "partial": [], "zero": [], "by hand": []}
+    for ex in mine:
+        for k, count in zip(parts, _outcomes(ex)):
+            parts[k].append(count)
     fig, (ax, hx) = plt.subplots(1, 2, figsize=(11, 0.45 * len(mine) + 1.6),
                                  gridspec_kw={"width_ratios": [3, 2]})
     left = [0] * len(mine)
@@ -190,7 +201,7 @@ def _plot(exercises: list[Exercise], assignment: str) -> str:
     ax.set_xlabel("students")
     ax.set_title(f"{assignment}: points per exercise")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(mine) < 4 else -0.1), ncol=4, fontsize="small")
-    totals = defaultdict(float)
+    totals: defaultdict[str, float] = defaultdict(float)
     for ex in mine:
         for student, v in ex.scores.items():
             totals[student] += v

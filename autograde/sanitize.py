@@ -212,8 +212,8 @@ def rebuild(raw: bytes, release: nbformat.NotebookNode) -> tuple[nbformat.Notebo
     for i in missing_after.get(-1, []):
         cells.append(_release_copy(rel[i]))
     for j, c in enumerate(sub):
-        i = by_sub.get(j)
-        cells.append(_merge(c, rel[i] if i is not None else None))
+        at = by_sub.get(j)
+        cells.append(_merge(c, rel[at] if at is not None else None))
         for k in missing_after.get(j, []):
             cells.append(_release_copy(rel[k]))
     seen: set[str] = set()

@@ -114,8 +114,8 @@ def find_pairs(answers: dict[str, str], boilerplate: str, assignment: str) -> li
         tokens, (sa, sb), (la, lb) = compare_files(prints[a], prints[b])
         if tokens > 0:
             pairs.append(Pair(assignment, a, b, float(sa), float(sb), int(tokens),
-                              [tuple(map(int, x)) for x in np.asarray(la).T] if len(la) else [],
-                              [tuple(map(int, x)) for x in np.asarray(lb).T] if len(lb) else []))
+                              [(int(s), int(e)) for s, e in np.asarray(la).T] if len(la) else [],
+                              [(int(s), int(e)) for s, e in np.asarray(lb).T] if len(lb) else []))
     return sorted(pairs, key=lambda p: (-p.score, -p.tokens, p.a, p.b))
 
 

@@ -2,7 +2,7 @@
 the repository, configured in pyproject.toml ([tool.ruff]); the corpora of answers (bug zoo, alternatives) are
 notebook fragments and excluded. Fails with ruff's own report. And no function of autograde/ or course_lib/ over 80
 lines without the reason in its docstring (ruff has no such rule: an ast walk, with the long ones listed). Types:
-mypy over the trusted grader modules listed in pyproject.toml ([tool.mypy] files)."""
+mypy over the trusted grader's modules, every autograde/*.py, listed in pyproject.toml ([tool.mypy] files)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,15 @@ def test_mypy_sees_what_it_is_asked_to_see(tmp_path):
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
                            str(tmp_path / "bad.py")], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 1 and "arg-type" in done.stdout, done.stdout + done.stderr
+
+
+def test_mypy_is_given_every_trusted_grader_module():
+    """Every module directly in autograde/ (the trusted grader; not inside/, which runs in the sandboxes) is in
+    [tool.mypy] files, so a new one is type-checked from its first commit."""
+    import tomllib
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["mypy"]["files"])
+    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "autograde").glob("*.py")}
+    assert modules <= listed, f"not in pyproject.toml's [tool.mypy] files: {sorted(modules - listed)}"
 # ------------------------------------------------------------------------------------------- function length
 MAX_LINES = 80  # a function a reader holds in their head, from its `def` to its last line, docstring included
 # Longer ones, each with its reason in its docstring ("Why long: ..."):
