@@ -88,15 +88,17 @@ def _main() -> int:
         flags += [f for f in tamper if f not in flags]
     found: dict[str, list[str]] = {}
     if job.get("rules"):
-        from course_lib.checks.rules import answer_is_stub, notebook_violations
+        from course_lib.checks.rules import answer_is_stub, course_statements, notebook_violations
         answers = [c.source for c in nb.cells if c.cell_type == "code" and not is_autograded_test(c)
                    and not is_demo(c)]  # what the kernel and the verification run
         # the checking process is the notebook's own: none of its results can be trusted
         reaching = (["your notebook reaches into the process that checks it (" + "; ".join(tamper)[:300]
                      + "): no result of it can be trusted"] if tamper else [])
+        course = course_statements([c.source for c in nbformat.reads(job["release"], as_version=4).cells
+                                    if c.cell_type == "code"])
         for name, (exercise, forbidden) in job["rules"].items():
             try:
-                found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden)] + reaching
+                found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden, course)] + reaching
                 if answer_is_stub(answers, exercise):
                     # whatever values the process sends for it: a cell elsewhere can answer the calls
                     found[name].append(f"{exercise} is not answered: its definition still only raises "

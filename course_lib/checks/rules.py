@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Violation", "function_violations", "notebook_violations", "violations"]
+__all__ = ["Violation", "course_statements", "function_violations", "notebook_violations", "violations"]
 
 
 @dataclass(frozen=True)
@@ -223,10 +223,10 @@ class _Scanner:
             for n in ast.walk(target):
                 if isinstance(n, ast.Name):
                     if rules:
+                        # kept when the name is bound again to something clean: which binding a run ends with
+                        # is not in the text (a cell that raises stops before its later lines), so every
+                        # binding counts, as every alias does (white-box red team 23)
                         self.taint[n.id] = sorted(rules)[0]
-                    elif isinstance(target, ast.Name):
-                        self.taint.pop(n.id, None)  # bound again to something clean, in a later cell
-                    # (`box.g = 0` after `box.f = np.logaddexp` leaves box holding the forbidden one)
         self.learn_calls(tree)
 
     def learn_calls(self, tree: ast.AST) -> None:
@@ -254,6 +254,29 @@ class _Scanner:
                 self.links.setdefault(h, set()).update(used - {h})
                 if rules:
                     self.taint[h] = sorted(rules)[0]
+
+    def kept(self, node: ast.AST, callees: set[int]) -> str | None:
+        """The rule of a forbidden function that ``node`` names without calling it there (a value kept for
+        later: ``f = np.logaddexp``, ``[torch.softmax]``, an argument), or None; a call's result is no function."""
+        if id(node) in callees:
+            return None
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            parts = _dotted(node)
+            full = self.resolve(parts) if parts else None
+            if full is not None and (rule := self.matches(full)):
+                return rule
+            if isinstance(node, ast.Attribute) and node.attr in self.methods:
+                base = _dotted(node.value)
+                base_full = self.resolve(base) if base else None
+                if base_full is None or base_full.endswith("Tensor"):  # an expression, i.e. a tensor's method
+                    return f"Tensor.{node.attr}"
+        if (isinstance(node, ast.Call) and self.is_getattr(node.func) and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            base = _dotted(node.args[0])
+            full = self.resolve(base) if base else None
+            if full is not None and (rule := self.matches(f"{full}.{node.args[1].value}")):
+                return rule
+        return None
 
     def _holds(self, obj: Any, depth: int = 0) -> str | None:
         """The rule of a forbidden object inside ``obj`` (a dict, list, tuple, set or functools.partial)."""
@@ -350,50 +373,101 @@ class _Scanner:
         return found
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    """The names ``node`` itself binds in the scope it sits in, by every binding form of the language: a stored
+    or deleted name, a ``def``/``class``, an import (``*`` for a star import), a ``match`` capture, an ``except
+    ... as`` name (white-box red team 23, D1: a ``case softmax:`` capture rebound the answer unread)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.split(".")[0]]
+    return []
+
+
+def _evaluated_here(node: ast.AST) -> list[ast.AST]:
+    """The parts of a function, class, lambda or comprehension that run in the scope around it (decorators,
+    defaults, bases, the first iterable; a walrus inside a comprehension binds there too)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = node.args
+        annotations = [x.annotation for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+                       if x is not None and x.annotation is not None]
+        return [*getattr(node, "decorator_list", []), *a.defaults, *[d for d in a.kw_defaults if d is not None],
+                *annotations, *([node.returns] if getattr(node, "returns", None) is not None else [])]
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    if isinstance(node, _COMPREHENSIONS):
+        walrus, todo = [], list(ast.iter_child_nodes(node))
+        while todo:
+            n = todo.pop()
+            if isinstance(n, ast.NamedExpr):
+                walrus.append(n)
+            if not isinstance(n, _SCOPES):  # a lambda's walrus binds in the lambda
+                todo.extend(ast.iter_child_nodes(n))
+        return [node.generators[0].iter, *walrus]
+    return []
+
+
+def _scope_nodes(body: Sequence[ast.AST]):
+    """Every node of one scope, in the text's order: a nested function, class, lambda or comprehension is
+    yielded itself, with what of it runs in this scope (``_evaluated_here``), never its own body."""
+    todo = list(reversed(body))
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (*_SCOPES, *_COMPREHENSIONS)):
+            todo.extend(reversed(_evaluated_here(node)))
+        else:
+            todo.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
 def _locals(tree: ast.AST) -> set[str]:
-    """Names a function binds itself (parameters, assignments): they hide module-level names of the same name."""
+    """Names a function binds in its own scope (parameters, assignments, nested defs, captures): they hide
+    module-level names of the same name. Names it declares ``global``/``nonlocal`` and names nested scopes bind
+    are not its own; names it imports are read through the imports (``find``)."""
     if not isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         return set()
     a = tree.args
     names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]}
-    body = tree.body if isinstance(tree.body, list) else [tree.body]
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                names.add(n.id)
-            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(n.name)
-    return names
+    declared: set[str] = set()
+    for n in _scope_nodes(tree.body if isinstance(tree.body, list) else [tree.body]):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif not isinstance(n, ast.alias):
+            names.update(_bound_names(n))
+    return names - declared
+
+
+def _pairs(target: ast.AST, value: ast.AST):
+    """(target, value) of one assignment, unpacked where both sides are tuples or lists of one length."""
+    if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)):
+        for t, v in zip(target.elts, value.elts):
+            yield from _pairs(t, v)
+    else:
+        yield target, value
 
 
 def _bindings(tree: ast.AST):
     """(target, value) of every module-level binding in ``tree``, compound statements included, function and
-    class bodies not; unpacking pairs targets with values where both are tuples or lists of one length."""
-    def pairs(target: ast.AST, value: ast.AST):
-        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
-                and len(target.elts) == len(value.elts)):
-            for t, v in zip(target.elts, value.elts):
-                yield from pairs(t, v)
-        else:
-            yield target, value
-
-    def walrus(node: ast.AST):
-        todo = [node]
-        while todo:
-            n = todo.pop()
-            if isinstance(n, ast.NamedExpr):
-                yield n.target, n.value
-            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                todo.extend(ast.iter_child_nodes(n))
-
-    todo = list(getattr(tree, "body", []))
-    while todo:
-        st = todo.pop(0)
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
+    class bodies not; unpacking pairs targets with values where both are tuples or lists of one length. A
+    ``match`` capture's value is the subject (with the pattern's own names); an ``except ... as`` name's, the
+    whole ``try``, whose body raised it."""
+    for st in _module_scope(tree):
         if isinstance(st, ast.Assign):
             for t in st.targets:
-                yield from pairs(t, st.value)
+                yield from _pairs(t, st.value)
         elif isinstance(st, (ast.AnnAssign, ast.AugAssign)) and st.value is not None:
             yield st.target, st.value
         elif isinstance(st, (ast.For, ast.AsyncFor)):
@@ -402,9 +476,46 @@ def _bindings(tree: ast.AST):
             for item in st.items:
                 if item.optional_vars is not None:
                     yield item.optional_vars, item.context_expr
-        yield from walrus(st)
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            todo.extend(x for x in getattr(st, field, []) if isinstance(x, (ast.stmt, ast.excepthandler)))
+        elif isinstance(st, ast.NamedExpr):
+            yield st.target, st.value
+        elif isinstance(st, ast.Match):
+            for case in st.cases:
+                parts = [n for n in ast.walk(case.pattern) if isinstance(n, ast.expr)]
+                value = ast.Tuple(elts=[st.subject, *parts], ctx=ast.Load())
+                for name in {n for p in ast.walk(case.pattern) for n in _bound_names(p)}:
+                    yield ast.Name(id=name, ctx=ast.Store()), value
+        elif isinstance(st, (ast.Try, ast.TryStar)):
+            for handler in st.handlers:
+                if handler.name:
+                    yield ast.Name(id=handler.name, ctx=ast.Store()), st
+
+
+def _binding_sites(tree: ast.AST):
+    """(name, node) for every binding of a module-level name in one cell, by any form (``_bound_names``) at any
+    depth of the module's own scope, and by a function or class anywhere in it that declares the name
+    ``global``. The node is the ``def``/``class`` for those, the value a name is assigned (``a, b = f, g``: ``g``
+    for ``b``), else the cell's top-level statement that holds the binding (its text holds what is bound)."""
+    for st in getattr(tree, "body", []):
+        paired: set[int] = set()  # names an assignment binds to a value of their own: that value is the site
+        for node in _module_scope(ast.Module(body=[st], type_ignores=[])):
+            if isinstance(node, ast.Assign):
+                given = [p for t in node.targets for p in _pairs(t, node.value)]
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
+                given = [(node.target, node.value)]
+            else:
+                given = []
+            for target, value in given:
+                if isinstance(target, ast.Name):
+                    paired.add(id(target))
+                    yield target.id, value
+            if id(node) in paired:
+                continue
+            for name in _bound_names(node):
+                yield name, node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else st
+        for node in ast.walk(st):
+            if isinstance(node, ast.Global):
+                for name in node.names:
+                    yield name, st
 
 
 def _root_name(node: ast.AST) -> str | None:
@@ -430,37 +541,6 @@ def _module_level_calls(tree: ast.AST):
     return (node for node in _module_scope(tree) if isinstance(node, ast.Call))
 
 
-def _other_bindings(tree: ast.AST, name: str) -> list[ast.AST]:
-    """The module-level nodes, in order, that bind ``name`` other than as a top-level statement of the cell
-    (``notebook_violations`` reads those): a ``def``/``class``/assignment/import inside a compound statement, a
-    name among unpacked targets, a ``for`` or ``with`` target, a walrus. For a binding by value, the node is the
-    statement or expression whose text holds what is bound."""
-    out: list[ast.AST] = []
-    top = set(map(id, getattr(tree, "body", [])))
-    for node in _module_scope(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            if getattr(node, "name", None) == name and id(node) not in top:
-                out.append(node)
-            continue
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-            targets = [node.target]
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
-        elif isinstance(node, ast.NamedExpr):
-            targets = [node.target]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
-            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-                out.append(node)
-        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)) and not (
-                id(node) in top and isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)):
-            out.append(node)
-    return out
-
-
 def _parse(source: str) -> ast.AST | None:
     try:
         return ast.parse(source)
@@ -477,7 +557,11 @@ def violations(source: str, forbidden: Sequence[str], namespace: Mapping[str, An
     return sorted(scanner.find(tree, source.splitlines()), key=lambda v: (v.line, v.rule))
 
 
-MAX_HELPERS = 50  # functions followed from one answer: a notebook has a handful
+MAX_HELPERS = 50  # functions the live reading follows from one answer (function_violations)
+# Decorators from libraries that keep the function to themselves (a wrapper bound to the same name): a function
+# decorated by one still runs only where its name is called. Any other decorator receives the function object.
+LIBRARY_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "functools.cache",
+                                "functools.lru_cache"})
 
 
 @functools.lru_cache(maxsize=2048)
@@ -487,67 +571,327 @@ def _cell_tree(source: str) -> tuple[str, ast.AST | None]:
     return code, _parse(code)
 
 
-def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence[str]) -> list[Violation]:
-    """Forbidden uses in a notebook's answer ``function`` and in the notebook's functions it calls, from text.
+def _global_loads(node: ast.AST, hidden: frozenset[str] = frozenset()):
+    """The names ``node`` reads that are module-level names: not a local of a function, lambda or comprehension
+    inside ``node`` (or of ``node`` itself) around the read."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        outer = _evaluated_here(node)
+        hidden = hidden | _locals(node)
+        body = node.body if isinstance(node.body, list) else [node.body]
+    elif isinstance(node, _COMPREHENSIONS):
+        outer = [node.generators[0].iter]
+        hidden = hidden | {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        body = [n for n in ast.iter_child_nodes(node) if n is not node.generators[0].iter]
+    else:
+        outer, body = [], [node]
+    for part in outer:
+        yield from _global_loads(part)
+    for n in _scope_nodes(body):
+        if isinstance(n, ast.Name) and n.id not in hidden:
+            yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, *_COMPREHENSIONS)) and n is not node:
+            yield from _global_loads(n, hidden)
+        elif isinstance(n, ast.ClassDef):
+            for st in n.body:
+                yield from _global_loads(st, hidden)
 
-    The grader's reading (it has the notebook's cells, no live objects): aliases come from every cell, the
-    answer is the last top-level binding of ``function`` (a ``def``, ``function = ...``, or an import under
-    that name), and helpers are the notebook's own top-level functions (and lambdas) that it names, followed
-    transitively. Lines count within each function's cell.
-    """
-    if not forbidden:
-        return []
-    scanner = _Scanner(forbidden, None)
-    defs: dict[str, tuple[ast.AST, list[str]]] = {}
-    rebinders: list[str] = []  # functions that say `global <the answer>`: what they bind is the answer too
+
+# What a `def` line may evaluate and still be sure not to raise (``_sure_def``): annotations naming these
+# modules' attributes, builtin types, constants.
+ANNOTATION_MODULES = ("torch", "numpy", "typing", "collections.abc", "math")
+BUILTIN_TYPES = frozenset({"int", "float", "complex", "bool", "str", "bytes", "list", "dict", "tuple", "set",
+                           "frozenset", "object", "type"})
+
+
+@functools.lru_cache(maxsize=2048)
+def _compiles(code: str) -> bool:
+    """Whether Python compiles the cell (ast.parse accepts some code, e.g. a module-level `return`, that it does
+    not: such a cell binds nothing)."""
+    try:
+        compile(code, "<cell>", "exec", dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+
+
+def _annotation_object(node: ast.AST, sites: Mapping[str, list], scanner: "_Scanner") -> tuple[bool, Any]:
+    """(found, object) for a builtin type or an attribute of ANNOTATION_MODULES named by ``node``, where the
+    notebook binds the name it starts from only by importing one of those modules."""
+    parts = _dotted(node)
+    if not parts:
+        return False, None
+    if parts[0] not in sites:
+        if len(parts) == 1 and parts[0] in BUILTIN_TYPES:
+            return True, getattr(builtins, parts[0])
+        return False, None
+    if not all(isinstance(n, (ast.Import, ast.ImportFrom)) for n, _ in sites[parts[0]]):
+        return False, None
+    full = scanner.resolve(parts)
+    module = next((m for m in ANNOTATION_MODULES if full and (full == m or full.startswith(m + "."))), None)
+    if module is None:
+        return False, None
+    import importlib
+    obj: Any = importlib.import_module(module)
+    for attr in full[len(module):].split(".")[1:]:
+        if not hasattr(obj, attr):
+            return False, None
+        obj = getattr(obj, attr)
+    return True, obj
+
+
+def _cannot_raise(node: ast.AST, sites: Mapping[str, list], scanner: "_Scanner") -> bool:
+    """Whether evaluating ``node`` (a default or an annotation) surely succeeds."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float, complex))
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_cannot_raise(e, sites, scanner) for e in node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # X | None: both sides types
+        return all((isinstance(side, ast.Constant) and side.value is None)
+                   or isinstance(_annotation_object(side, sites, scanner)[1], type) for side in (node.left, node.right))
+    if isinstance(node, ast.Subscript):
+        found, obj = _annotation_object(node.value, sites, scanner)
+        generic = found and (obj in (list, dict, tuple, set, frozenset, type)
+                             or getattr(obj, "__module__", "") in ("typing", "collections.abc"))
+        return generic and _cannot_raise(node.slice, sites, scanner)
+    return _annotation_object(node, sites, scanner)[0]
+
+
+def _sure_def(node: ast.AST, tree: ast.AST, code: str, sites: Mapping[str, list], scanner: "_Scanner") -> bool:
+    """Whether a top-level ``def`` binds its name whenever its cell runs: the cell compiles, nothing before it
+    in the cell can raise (only docstrings, ``pass`` and other such defs), and making the function cannot raise
+    (no decorator; defaults and annotations that surely evaluate). After it, earlier bindings are dead."""
+    def plain(st: ast.AST) -> bool:
+        return isinstance(st, ast.FunctionDef) and not st.decorator_list and all(
+            _cannot_raise(e, sites, scanner) for e in _evaluated_here(st))
+
+    if not plain(node) or not _compiles(code):
+        return False
+    for st in getattr(tree, "body", []):
+        if st is node:
+            return True
+        if not (isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
+                or plain(st)):
+            return False
+    return False
+
+
+def _callee_ids(trees: Sequence[ast.AST]) -> set[int]:
+    """ids of the nodes that are called where they stand: a call's function, and the chain it hangs from
+    (``np.logaddexp`` in ``np.logaddexp.reduce(x)``, ``getattr(torch, "softmax")`` in ``getattr(...)(x)``)."""
+    out: set[int] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                while True:
+                    out.add(id(f))
+                    if not isinstance(f, ast.Attribute):
+                        break
+                    f = f.value
+    return out
+
+
+def _runs_later(node: ast.AST) -> bool:
+    """A function whose body runs after the call that made it: a generator or a coroutine."""
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+        if not isinstance(n, _SCOPES):
+            todo.extend(ast.iter_child_nodes(n))
+    return isinstance(node, ast.AsyncFunctionDef)
+
+
+def _called_only(trees: Sequence[ast.AST], sites: Mapping[str, list], scanner: "_Scanner") -> set[str]:
+    """Names of the notebook's functions that only ever run where the text calls them by name: bound by
+    top-level ``def``s alone (no other binding, no ``global``), none a generator, decorated by nothing or by a
+    library decorator, and named nowhere except as the function of a call. Any other function's object is in
+    the notebook's data (a value, an argument, a decorator's hands): it may run inside any answer's call."""
+    callees = _callee_ids(trees)
+    top = {id(n) for t in trees for n in getattr(t, "body", [])}
+    out = set()
+    for name, held in sites.items():
+        if all(isinstance(n, ast.FunctionDef) and id(n) in top and not _runs_later(n) and all(
+                scanner.resolve(_dotted(d.func if isinstance(d, ast.Call) else d) or ["?"]) in LIBRARY_DECORATORS
+                for d in n.decorator_list) for n, _ in held):
+            out.add(name)
+    for tree in trees:
+        for node in ast.walk(tree):
+            # a store or del binds (a module-level one is a site; a function's own is its local)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in out and id(node) not in callees:
+                out.discard(node.id)
+    return out
+
+
+def _split_scope(body: Sequence[ast.AST], called_only: set[str], top_level: bool):
+    """(nodes that run when ``body`` runs, function-like nodes that may run later) of one scope's statements: a
+    ``def``, ``lambda`` or generator expression is the second kind, except a top-level ``def`` in ``called_only``
+    (left out: it runs where it is called); what of it runs now (decorators, defaults, annotations) and a class
+    body are the first."""
+    now: list[ast.AST] = []
+    later: list[ast.AST] = []
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.GeneratorExp)):
+            todo.extend(_evaluated_here(node))
+            if isinstance(node, ast.GeneratorExp) or not (top_level and node in body
+                                                          and getattr(node, "name", None) in called_only):
+                later.append(node)
+            continue
+        now.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return now, later
+
+
+def course_statements(release_cells: Sequence[str]) -> frozenset[str]:
+    """The top-level statements of the course's own cells (``ast.dump``: the same code, wherever it stands)."""
+    out = set()
+    for source in release_cells:
+        _, tree = _cell_tree(source)
+        out.update(ast.dump(st) for st in getattr(tree, "body", []))
+    return frozenset(out)
+
+
+def _derived(names: set[str], sites: Mapping[str, list]) -> set[str]:
+    """``names`` and every module-level name bound to something whose text reads one of them, transitively."""
+    out = set(names)
+    grew = True
+    while grew:
+        grew = False
+        for name, held in sites.items():
+            if name not in out and any(isinstance(n, ast.Name) and n.id in out for node, _ in held
+                                       for n in ast.walk(node)):
+                out.add(name)
+                grew = True
+    return out
+
+
+def _read_cells(cells: Sequence[str], function: str, scanner: "_Scanner"):
+    """(trees, every name's binding sites, each node's cell lines, the answer's bindings in the order they run)
+    of the cells that parse; the scanner learns their aliases."""
+    sites: dict[str, list[tuple[ast.AST, list[str]]]] = {}
+    trees: list[ast.AST] = []
+    lines_of: dict[int, list[str]] = {}
+    answer: list[tuple[ast.AST, ast.AST, str]] = []
     for source in cells:
         code, tree = _cell_tree(source)
         if tree is None:
             continue
+        trees.append(tree)
         scanner.learn(tree)
-        scanner.learn_bindings(tree)
-        for node in getattr(tree, "body", []):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defs[node.name] = (node, code.splitlines())
-            elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                  and (isinstance(node.value, ast.Lambda) or node.targets[0].id == function)):
-                defs[node.targets[0].id] = (node, code.splitlines())
-            elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                    (a.asname or a.name.split(".")[0]) == function for a in node.names):
-                defs[function] = (node, code.splitlines())   # `from course_lib.generate import greedy`
-        # the answer's name bound anywhere else at module level (inside `if`/`for`/`with`/`try`, by unpacking, a
-        # `for` or `with` target, a walrus): the last such binding in the notebook's order is the answer too
-        # (white-box red team 22, C9: a function saying `global softmax` rebound the answer; the variants here)
-        for node in _other_bindings(tree, function):
-            defs[function] = (node, code.splitlines())
-        for node in getattr(tree, "body", []):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-                    isinstance(g, ast.Global) and function in g.names for g in ast.walk(node)):
-                rebinders.append(node.name)
-    if function not in defs:
-        # bound some other way (exec of a string, globals()[...] =, a loop): there is no text to read
+        lines = code.splitlines()
+        for node in ast.walk(tree):
+            lines_of[id(node)] = lines
+        for name, node in _binding_sites(tree):
+            held = sites.setdefault(name, [])
+            if not any(n is node for n, _ in held):
+                held.append((node, lines))
+                if name == function:
+                    answer.append((node, tree, code))
+    return trees, sites, lines_of, answer
+
+
+def _when_code_runs(trees: Sequence[ast.AST], sites: Mapping[str, list], called_only: set[str],
+                    defs: Mapping[str, list], course: frozenset[str]) -> tuple[list[ast.AST], list[ast.AST]]:
+    """(nodes that run when their cell runs, function-like nodes that may run inside any call later): the
+    module-level code, and the called-only functions it calls, split by ``_split_scope``; the course's own
+    statements that no student code reaches are left out."""
+    owned = [st for tree in trees for st in getattr(tree, "body", []) if ast.dump(st) in course]
+    student = [st for tree in trees for st in getattr(tree, "body", []) if ast.dump(st) not in course]
+    read_by_student = {n.id for st in student for n in ast.walk(st) if isinstance(n, ast.Name)}
+    idle = set()  # the course's statements the student's code never reaches
+    for st in owned:
+        bound = {name for name, _ in _binding_sites(ast.Module(body=[st], type_ignores=[]))}
+        if bound and not (_derived(bound, sites) & read_by_student):
+            idle.add(id(st))
+    now: list[ast.AST] = []
+    later: list[ast.AST] = []
+    for tree in trees:
+        n, lt = _split_scope([st for st in getattr(tree, "body", []) if id(st) not in idle], called_only, True)
+        now += n
+        later += lt
+    # called-only functions that module-level code calls run when their cell runs: their bodies are read as
+    # module-level code (their own lambdas and inner functions may be kept: they run later)
+    done: set[str] = set()
+    i = 0
+    while i < len(now):
+        node = now[i]
+        i += 1
+        if isinstance(node, ast.Name) and node.id in called_only and node.id not in done:
+            done.add(node.id)
+            for d in defs[node.id]:
+                n, lt = _split_scope(d.body, called_only, False)
+                now += n
+                later += lt
+    return now, later
+
+
+def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence[str],
+                        course: frozenset[str] = frozenset()) -> list[Violation]:
+    """Forbidden uses in what a notebook's answer ``function`` can run, and in what the notebook keeps for it,
+    from text alone.
+
+    The grader's reading (it has the notebook's cells, no live objects; aliases come from every cell). What can
+    run inside the answer's call: every binding of ``function`` (a ``def``, an assignment, an import, a capture,
+    at any depth of a cell's module-level code, since which one a run ends with is not in the text: a cell that
+    raises stops before its later lines); every function-like body of the notebook whose object is in its data
+    (``_called_only`` says which are not), since a value, a registry, a decorator or a capture can hand it to
+    the answer however the text links them (white-box red teams 22, C7/C9, and 23, D1/D2); and the called-only
+    functions any of those calls by name. Module-level code runs when its cell runs, not inside a call: there a
+    forbidden function may be called (a self-test), not kept (``f = np.logaddexp``, ``OPS = {"sm": ...}``, an
+    argument or a return value), and the same holds in a called-only function that module-level code calls.
+    ``course`` (``course_statements`` of the release): the course's own statements, unchanged, are read only
+    once the student's code reads a name they bind or one derived from it (the notes' TransformerBlock, built on
+    nn.MultiheadAttention, is no finding of an honest notebook; an answer that reaches it is).
+    """
+    if not forbidden:
+        return []
+    scanner = _Scanner(forbidden, None)
+    trees, sites, lines_of, answer = _read_cells(cells, function, scanner)
+    if function not in sites:
+        # bound some other way (exec of a string, globals()[...] =): there is no text to read
         return [Violation(0, function, "an answer defined where the grader cannot read it (not by a def, a class "
-                          "or an assignment at the top of a cell that parses)")]
+                          "or an assignment in a cell that parses)")]
+    called_only = _called_only(trees, sites, scanner)
+    defs = {name: [n for n, _ in sites[name]] for name in called_only}
+    now, later = _when_code_runs(trees, sites, called_only, defs, course)
     found: list[Violation] = []
-    todo, seen = [function, *rebinders], set()
-    while todo and len(seen) < MAX_HELPERS:
-        name = todo.pop(0)
-        if name in seen or name not in defs:
-            continue
-        seen.add(name)
-        node, lines = defs[name]
-        found += scanner.find(node, lines, "" if name == function else name)
-        # the notebook's functions it names, directly or through a module-level value built from them
-        # (OPS = {"sm": helper}: OPS["sm"](x) calls helper)
-        names, reached = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)], set()
-        while names:
-            n = names.pop()
-            if n in reached:
-                continue
-            reached.add(n)
-            if n in defs and n not in seen:
-                todo.append(n)
-            names += scanner.links.get(n, ())
+    callees = _callee_ids(trees)
+    for node in now:
+        if (rule := scanner.kept(node, callees)) is not None:
+            line = getattr(node, "lineno", 0)
+            lines = lines_of.get(id(node), [])
+            found.append(Violation(line, lines[line - 1].strip() if 0 < line <= len(lines) else "", rule,
+                                   "code that keeps it for later"))
+    # what can run inside the call: the answer's bindings, every function that may run later, and the
+    # called-only functions they call
+    # the answer's bindings from the last one that surely runs (a plain def in a cell that runs it whatever
+    # happens): an earlier draft of the answer, or the course's own function imported to compare, is dead code
+    last = max((k for k, (n, tree, code) in enumerate(answer) if _sure_def(n, tree, code, sites, scanner)),
+               default=0)
+    read = [(n, "") for n, _, _ in answer[last:]] + [(n, getattr(n, "name", "<lambda>")) for n in later]
+    reached = {function}
+    j = 0
+    while j < len(read):
+        node, _ = read[j]
+        j += 1
+        for n in _global_loads(node):
+            if n.id in called_only and n.id not in reached:
+                reached.add(n.id)
+                read += [(d, n.id) for d in defs[n.id]]
+    seen_nodes: set[int] = set()
+    for node, name in read:
+        if id(node) not in seen_nodes:
+            seen_nodes.add(id(node))
+            found += scanner.find(node, lines_of.get(id(node), []), name)
+    unique: dict[tuple, Violation] = {}
+    for v in found:
+        unique.setdefault((v.line, v.code, v.rule, v.function), v)
+    found = list(unique.values())
     if not found:
         found += _string_code(cells, scanner)[:1]  # one is enough
     return found
