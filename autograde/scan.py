@@ -44,6 +44,7 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     # the checks keep what they observe (routines used, lines run) in objects on the caller's stack: code that
     # walks frames can reach and empty them (a scrubbed record of a forbidden softmax: test_scan.py::test_red_team_16s_watch_scrub_is_flagged)
     "frame introspection": (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|"
+                            r"ag_frame|gi_code|cr_code|ag_code|f_trace|f_trace_lines|f_trace_opcodes|"
                             r"get_referrers|get_referents|get_objects|exc_info|__traceback__|walk_stack|walk_tb|"
                             r"extract_stack)\b|inspect\.(stack|trace)\b",
                             "reaches the callers' frames, where the checks keep what they observed"),
@@ -79,7 +80,10 @@ TEXT_PATTERNS = {  # label -> (regex, why)
 # Flags whose code reaches into the process that checks the answers: every check of the notebook fails outside
 # the kernel (``tampering``). Frames: the patterns by which a cell reaches its callers (not exc_info or a
 # traceback, which honest error handling uses).
-TAMPERING_FRAMES = (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|get_referrers|"
+# An async generator's frame (ag_frame) and a frame's trace switches (f_trace, f_trace_lines) turn the line
+# counter off for one frame: white-box red team 23, D6 (test_scan.py::test_a_frame_s_trace_switches_are_tampering).
+TAMPERING_FRAMES = (r"\b(currentframe|_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|ag_frame|"
+                    r"gi_code|cr_code|ag_code|f_trace|f_trace_lines|f_trace_opcodes|get_referrers|"
                     r"get_referents|get_objects)\b|inspect\.(stack|trace)\b")
 TAMPERING = ("the checks' own modules:", "code objects:", "sys.modules:", "input/ast transformers:",
              "file descriptors:", "command line:", "assigns ", "setattr(): may patch", "delattr(): may patch")

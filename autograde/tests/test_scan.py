@@ -349,3 +349,23 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               "def _keep(s, r):\n    return list(filter(s.__contains__, r))\n\n\nhit = _keep(follow, ids)"]
     for src in honest:
         assert scan_source(src) == [], src
+
+
+def test_a_frame_s_trace_switches_are_tampering():
+    """White-box red team 23 (D6): 05's cost rule counts 'line' events, and CPython sends a frame's only while its
+    f_trace_lines is true; an async generator's frame, reached as `agen.ag_frame` (no frame-walking call), set
+    `f_trace_lines = False` and ran the O(V) loop uncounted: 211 lines for 49,152 steps, 20/24 unflagged. The
+    frame and the switches are the checking process's business: tampering. Control: the same loop, plain."""
+    attack = ("async def _ban_all(out_row, follow, V):\n    for v in range(V):\n        if v in follow:\n"
+              "            out_row[v] = float('-inf')\n    yield None\n\ndef _quietly(agen):\n"
+              "    agen.ag_frame.f_trace_lines = False\n    try:\n        agen.asend(None).send(None)\n"
+              "    except StopIteration:\n        pass\n")
+    for variant in (attack, attack.replace("agen.ag_frame.f_trace_lines = False", "agen.ag_frame.f_trace = None"),
+                    "def f(g):\n    g.gi_frame.f_trace_opcodes = True\n", "def f(c):\n    return c.cr_code\n"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(variant)])
+        flags = scan_notebook(nb)
+        assert any("frame introspection" in f for f in flags), variant
+        assert tampering(nb, flags, set(), runs=lambda c: True), variant
+    plain = attack.replace("    agen.ag_frame.f_trace_lines = False\n", "")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(plain)])
+    assert scan_notebook(nb) == [] and tampering(nb, [], set(), runs=lambda c: True) == []
