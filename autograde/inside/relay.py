@@ -21,7 +21,7 @@ import sys
 import types
 
 from autograde.inside import wire
-from autograde.inside.cells import is_autograded_test, is_demo
+from autograde.inside.cells import is_autograded_test, is_demo, quiet_shell
 
 OUTCOME_LIMIT = wire.FRAME_CAP  # bytes of one check's reply read from the answers' process
 TAMPERED = wire.TAMPERED  # the check name of a side record saying that the notebook changed the checks themselves
@@ -359,6 +359,7 @@ def _answers(job: dict, out_fd: int) -> None:
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.alarm(0)
     shell = InteractiveShell()
+    quiet_shell(shell)  # no automagic; shell lines and %pip-like magics do nothing (cells.NEUTRAL_MAGICS)
     history = getattr(shell.history_manager, "save_thread", None)
     sink = io.StringIO()
     import tqdm

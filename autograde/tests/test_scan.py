@@ -142,9 +142,11 @@ REACHING_IN = [
     "exec('import os')",
     "def softmax(x):\n    return eval('x.soft' + 'max(-1)')",
     # code a reading of the cell's Python would not see: magics that run or write code, shell lines, bodies
-    "%run helper.py", "run helper.py", "%%writefile helper.py\nimport os", "!cat /proc/self/cmdline",
+    "%run helper.py", "%%writefile helper.py\nimport os", "!cat /proc/self/cmdline",
     "out = !ls /proc/self/fd", "%%capture\nimport os\nw = vars(os)['write']", "%time w = vars(os)",
-    "%load_ext my_ext", "get_ipython().run_cell('import os')",
+    "get_ipython().run_cell('import os')",
+    # a no-op magic's line is still expanded by IPython ({...} evaluated) before the magic is called
+    "%pip install {__import__('os').getpid()}", "%load_ext {x.y}", "%autoreload $x",
     # the relay's socket, by number or by module
     "import socket\ns = socket.socket(fileno=5)", "f = open(2 + 3, 'wb', buffering=0)", "f = open(int('5'), 'wb')",
     "from io import FileIO\nf = FileIO(5, 'wb')",
@@ -179,7 +181,7 @@ REACHING_IN = [
     "import logging\nT = logging.threading.Thread", "import torch\nP = torch.ctypes.CDLL",
     "import torch\nP = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor",
     "from torch.cuda import tunable as t\nP = t.concurrent.futures", "import tqdm\ntqdm.sys.settrace(None)",
-    "import psutil\npsutil.os.write(5, b'')", "run  #a.py", "load  #b.py", "run", "\nrun  #a.py\n",
+    "import psutil\npsutil.os.write(5, b'')",
     "import torch.testing\ntorch.testing.FileCheck", "from torch.testing import assert_close, FileCheck", "%cd /tmp",
     "import dataclasses, torch\nS = dict(dataclasses.inspect.getmembers(torch))", "import typing\nNS = typing.types",
     "import matplotlib\nr = matplotlib.subprocess.run", "import matplotlib\nm = matplotlib.importlib.util",
@@ -203,6 +205,10 @@ HONEST = [
     # to one-line cells only: C3), and a student's own self-test against torch's softmax with torch.testing (C6)
     'def softmax(logits):\n    """Softmax.\n\n    run over the last axis: subtract the max.\n    """\n    return logits',
     "x = 1\nrun = 2\nrun",
+    # white-box red team 23 (D3, D5): a variable displayed, Colab reflexes: the verification runs no automagic,
+    # shell line or %pip-like magic (autograde.inside.cells.quiet_shell); B4's `run  #a.py` is a name there
+    "config = {'temperature': 0.7}\nconfig", "config", "debug  # on while fixing softmax", "run  #a.py", "run",
+    "!nvidia-smi", "%pip show torch", "%pip install -q einops", "%load_ext autoreload\n%autoreload 2",
     "import torch\nx = torch.randn(3, 5)\ntorch.testing.assert_close(x.softmax(-1), torch.softmax(x, dim=-1))",
     "from torch.testing import assert_close\nimport torch\nassert_close(torch.ones(1), torch.ones(1))",
     # C6b: a type named in an error message
@@ -369,3 +375,30 @@ def test_a_frame_s_trace_switches_are_tampering():
     plain = attack.replace("    agen.ag_frame.f_trace_lines = False\n", "")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(plain)])
     assert scan_notebook(nb) == [] and tampering(nb, [], set(), runs=lambda c: True) == []
+
+
+def test_the_verification_runs_no_automagic_shell_line_or_neutral_magic(tmp_path):
+    """What makes the lines above plain (white-box red team 23, D3/D5; red team 21's B4): the verification's shell
+    (cells.quiet_shell) reads `run  #a.py` as a name and a comment, `config` as the variable, and does nothing
+    for `!cmd`, `x = !cmd` and %pip/%load_ext/%autoreload. Ground truth: IPython itself, with and without it."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograde.inside.cells import quiet_shell
+
+    shell = InteractiveShell.instance()
+    try:
+        assert shell.automagic
+        shell.run_cell(f"!touch {tmp_path / 'control'}")
+        assert (tmp_path / "control").exists()  # control: a plain shell runs the line
+        quiet_shell(shell)
+        shell.run_cell("config = {'t': 0.7}")
+        assert shell.run_cell("config").result == {"t": 0.7}
+        assert isinstance(shell.run_cell("run  #a.py").error_in_exec, NameError)  # not %run of '#a.py'
+        marker = tmp_path / "quiet_shell_marker"
+        for line in (f"!touch {marker}", f"out = !touch {marker}", "%pip install --no-index nothing-at-all",
+                     "%load_ext no_such_extension", "%autoreload 2"):
+            result = shell.run_cell(line)
+            assert result.success and not marker.exists(), line
+        assert list(shell.user_ns["out"]) == []
+    finally:
+        InteractiveShell.clear_instance()
