@@ -463,7 +463,7 @@ def hidden_reach(source: str, notebook_imports: tuple[set[str], dict[str, str]] 
     # (threat model, white-box red team 21, B4)
     # IPython does so only in a cell that is one line after its static transforms (InteractiveShell.transform_cell:
     # a docstring line starting with "run" is not a magic; white-box red team 22, C3)
-    # The verification runs cells without automagic (cells.quiet_shell), so a line such as `run  #a.py` (threat
+    # The verification runs cells without automagic (relay.quiet_shell), so a line such as `run  #a.py` (threat
     # model, white-box red team 21, B4) is a name and a comment there, as ast reads it: no finding; and `config`,
     # a variable displayed, is no finding either (white-box red team 23, D3)
     try:
@@ -559,7 +559,7 @@ class _Reading:
         elif node.func.attr in ("system", "getoutput") or (
                 node.func.attr == "run_line_magic" and str(name).lstrip("%") in NEUTRAL_MAGICS and len(node.args) == 2
                 and isinstance(node.args[1], ast.Constant) and not set(str(node.args[1].value)) & set("{}$")):
-            # a no-op in the verification (cells.quiet_shell): `!nvidia-smi`, %pip, %load_ext autoreload; a magic's
+            # a no-op in the verification (relay.quiet_shell): `!nvidia-smi`, %pip, %load_ext autoreload; a magic's
             # line with {...} or $name is still expanded (evaluated) by IPython before the magic is called
             pass
         elif node.func.attr in ("run_line_magic", "run_cell_magic"):

@@ -11,27 +11,9 @@ from __future__ import annotations
 DEMO_TAG = "demo"
 # Line magics that change nothing an answer computes and that the verification turns into no-ops, as it does
 # shell lines (`!nvidia-smi`) and automagic: a notebook that says them is read as plain (white-box red team 23,
-# D3/D5: a Colab reflex failed every check of an honest notebook). The kernel still runs them for the student.
+# D3/D5: a Colab reflex failed every check of an honest notebook; relay.quiet_shell). The kernel still runs them.
 NEUTRAL_MAGICS = frozenset({"pip", "conda", "mamba", "load_ext", "reload_ext", "unload_ext", "autoreload",
                             "aimport"})
-
-
-def quiet_shell(shell) -> None:
-    """Make an IPython shell run cells as the verification does: no automagic (``config`` is the variable, never
-    %config), shell lines and NEUTRAL_MAGICS do nothing and print nothing."""
-    shell.automagic = False
-
-    def nothing(*args, **kwargs):
-        return None
-
-    def no_output(*args, **kwargs):
-        from IPython.utils.text import SList
-        return SList()
-
-    shell.system = shell.system_raw = shell.system_piped = nothing
-    shell.getoutput = no_output
-    for name in NEUTRAL_MAGICS:
-        shell.register_magic_function(nothing, "line", name)
 
 
 def nbg(cell) -> dict:

@@ -21,7 +21,7 @@ import sys
 import types
 
 from autograde.inside import wire
-from autograde.inside.cells import is_autograded_test, is_demo, quiet_shell
+from autograde.inside.cells import NEUTRAL_MAGICS, is_autograded_test, is_demo
 
 OUTCOME_LIMIT = wire.FRAME_CAP  # bytes of one check's reply read from the answers' process
 TAMPERED = wire.TAMPERED  # the check name of a side record saying that the notebook changed the checks themselves
@@ -268,6 +268,24 @@ def _relay(job: dict, sock) -> int:
     return 0
 
 
+def quiet_shell(shell) -> None:
+    """Make an IPython shell run cells as the verification does: no automagic (``config`` is the variable, never
+    %config), shell lines and NEUTRAL_MAGICS do nothing and print nothing."""
+    shell.automagic = False
+
+    def nothing(*args, **kwargs):
+        return None
+
+    def no_output(*args, **kwargs):
+        from IPython.utils.text import SList
+        return SList()
+
+    shell.system = shell.system_raw = shell.system_piped = nothing
+    shell.getoutput = no_output
+    for name in NEUTRAL_MAGICS:
+        shell.register_magic_function(nothing, "line", name)
+
+
 def _answers(job: dict, out_fd: int) -> None:
     """The answers' process: run the notebook's code cells, then answer the relay's requests, one check each.
 
@@ -359,7 +377,7 @@ def _answers(job: dict, out_fd: int) -> None:
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.alarm(0)
     shell = InteractiveShell()
-    quiet_shell(shell)  # no automagic; shell lines and %pip-like magics do nothing (cells.NEUTRAL_MAGICS)
+    quiet_shell(shell)  # no automagic; shell lines and %pip-like magics do nothing (NEUTRAL_MAGICS)
     history = getattr(shell.history_manager, "save_thread", None)
     sink = io.StringIO()
     import tqdm

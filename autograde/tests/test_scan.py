@@ -206,7 +206,7 @@ HONEST = [
     'def softmax(logits):\n    """Softmax.\n\n    run over the last axis: subtract the max.\n    """\n    return logits',
     "x = 1\nrun = 2\nrun",
     # white-box red team 23 (D3, D5): a variable displayed, Colab reflexes: the verification runs no automagic,
-    # shell line or %pip-like magic (autograde.inside.cells.quiet_shell); B4's `run  #a.py` is a name there
+    # shell line or %pip-like magic (autograde.inside.relay.quiet_shell); B4's `run  #a.py` is a name there
     "config = {'temperature': 0.7}\nconfig", "config", "debug  # on while fixing softmax", "run  #a.py", "run",
     "!nvidia-smi", "%pip show torch", "%pip install -q einops", "%load_ext autoreload\n%autoreload 2",
     "import torch\nx = torch.randn(3, 5)\ntorch.testing.assert_close(x.softmax(-1), torch.softmax(x, dim=-1))",
@@ -379,11 +379,11 @@ def test_a_frame_s_trace_switches_are_tampering():
 
 def test_the_verification_runs_no_automagic_shell_line_or_neutral_magic(tmp_path):
     """What makes the lines above plain (white-box red team 23, D3/D5; red team 21's B4): the verification's shell
-    (cells.quiet_shell) reads `run  #a.py` as a name and a comment, `config` as the variable, and does nothing
+    (relay.quiet_shell) reads `run  #a.py` as a name and a comment, `config` as the variable, and does nothing
     for `!cmd`, `x = !cmd` and %pip/%load_ext/%autoreload. Ground truth: IPython itself, with and without it."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from autograde.inside.cells import quiet_shell
+    from autograde.inside.relay import quiet_shell
 
     shell = InteractiveShell.instance()
     try:
