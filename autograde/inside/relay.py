@@ -121,13 +121,15 @@ def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
     output dropped into ``sink``."""
     import contextlib
 
+    from course_lib.checks.rules import plain_cell  # what runs is what the readings read
+
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
             continue
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             try:
                 with limit_step():
-                    shell.run_cell(cell.source, silent=True, store_history=False)  # IPython reports its errors
+                    shell.run_cell(plain_cell(cell.source), silent=True, store_history=False)  # it reports errors
             except BaseException:  # an alarm that struck between IPython's own handlers
                 pass
         sink.seek(0)

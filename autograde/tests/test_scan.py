@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import nbformat
 import sys
 
@@ -400,5 +402,44 @@ def test_the_verification_runs_no_automagic_shell_line_or_neutral_magic(tmp_path
             result = shell.run_cell(line)
             assert result.success and not marker.exists(), line
         assert list(shell.user_ns["out"]) == []
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_timing_magics_run_and_are_read_as_the_code_they_time():
+    """White-box red team 23 (D7): `%time softmax, log_softmax = helpers` rebound the answers inside a string no
+    reading parsed (20/26 unflagged), and `%timeit -n1 -r1 global _x; import inspect as _x` hid a refused import
+    from the tampering scan. The verification now runs a timing magic as its statement (rules.plain_cell) and
+    both readings read that same text. Ground truth: the relay's own cell runner on a real IPython shell."""
+    import nbformat as nbf
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograde.inside.relay import _run_cells, quiet_shell
+    from course_lib.checks.rules import notebook_violations
+
+    for cell in ("%timeit -n1 -r1 global _x; import inspect as _x", "%timeit -n 1 import inspect",
+                 "%%timeit -n1 import inspect\npass", "%time import inspect"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+        assert tampering(nb, scan_notebook(nb), set(), runs=lambda c: True), cell
+    helper = "import numpy as np\n\ndef _np(x):\n    return np.logaddexp(x, x)\n"
+    honest = "def log_softmax(x):\n    s = x - x.max()\n    return s - s.exp().sum().log()\n"
+    for cell in ("%time log_softmax = _np", "%timeit -n1 -r1 global _h; _h = _np"):
+        assert notebook_violations([helper, honest, cell], "log_softmax", ["numpy.logaddexp"]), cell
+    assert notebook_violations([helper, honest, "%time y = _np(2.0)"], "log_softmax", ["numpy.logaddexp"]) == []
+    shell = InteractiveShell.instance()
+    try:
+        quiet_shell(shell)
+        nb = nbf.v4.new_notebook(cells=[nbf.v4.new_code_cell(c) for c in (helper, honest, "%time log_softmax = _np",
+                                                                           "%%time\nz = 3")])
+
+        class Limit:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        _run_cells(shell, nb, set(), io.StringIO(), Limit)
+        assert shell.user_ns["log_softmax"] is shell.user_ns["_np"] and shell.user_ns["z"] == 3
     finally:
         InteractiveShell.clear_instance()

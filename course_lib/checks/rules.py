@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import re
 import sys
 import types
 from collections.abc import Mapping, Sequence
@@ -140,9 +141,41 @@ UNIVERSAL_DUNDERS = {"__dict__", "__builtins__", "__globals__"}
 BUILTINS = {full.split(".", 1)[1] for full in DYNAMIC if full.startswith("builtins.")} | {"getattr"}
 
 
+_TIMING_LINE = re.compile(r"^([ \t]*)%(time|timeit)(?:[ \t]+(.*))?$")
+_TIMING_CELL = re.compile(r"^[ \t]*%%(time|timeit|capture)\b(.*)$")
+
+
+def _timed_statement(args: str, timeit: bool) -> str:
+    """The statement of ``%time STMT`` or ``%timeit [-n N -r R ...] STMT``."""
+    words = args.split()
+    if timeit:
+        while words and words[0].startswith("-"):
+            flag = words.pop(0)
+            if flag in ("-n", "-r", "-p") and words:  # the value as its own word
+                words.pop(0)
+    return " ".join(words) if timeit else args.strip()
+
+
+def plain_cell(source: str) -> str:
+    """The cell with its timing magics as the code they run: ``%time STMT`` and ``%timeit ... STMT`` lines as
+    STMT, a ``%%time``/``%%timeit``/``%%capture`` header as nothing (or %%timeit's setup statement). The
+    verification runs this text (autograde.inside.relay) and the readings read it, so what runs is what was read
+    (white-box red team 23, D7: `%time softmax = helper` rebound the answer in a string no reading parsed).
+    Lines keep their numbers."""
+    lines = source.split("\n")
+    if lines and (m := _TIMING_CELL.match(lines[0])):
+        lines[0] = _timed_statement(m[2], True) if m[1] == "timeit" else ""
+    for i, line in enumerate(lines):
+        if m := _TIMING_LINE.match(line):
+            lines[i] = m[1] + (_timed_statement(m[3] or "", m[2] == "timeit") or "pass")
+    return "\n".join(lines)
+
+
 def _strip_magics(source: str) -> str:
     """The cell as the Python IPython runs (``x = !ls`` is a call), so that it parses as it ran; without IPython,
-    `%magic` and `!shell` lines blanked. Line numbers are kept either way."""
+    `%magic` and `!shell` lines blanked. Line numbers are kept either way. Timing magics first become the code
+    they run (``plain_cell``), as in the verification."""
+    source = plain_cell(source)
     try:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:
