@@ -205,6 +205,11 @@ def _c_loop_by_method_or_helper(node: ast.Call, sized: frozenset[str], helpers: 
     """``vocab.sort(key=f)`` on a sized list with a key that is not a lambda, or a sized range handed to a
     function of the cell that gives it to a C loop (``_c_loop_helpers``)."""
     func = node.func
+    # a callable run per element by torch or numpy (white-box red team 23, D8: torch.arange(V).apply_(s.__contains__),
+    # np.frompyfunc(s.__contains__, 1, 1)(np.arange(V))): a lambda's lines are counted, a C method's are not
+    per_element = (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "")
+    if per_element in PER_ELEMENT and node.args and not isinstance(node.args[0], ast.Lambda):
+        return True
     if isinstance(func, ast.Attribute) and func.attr == "sort" and _range_over_a_size(func.value, sized):
         # list.sort calls its key per item as sorted does
         return any(k.arg == "key" for k in node.keywords) and not _python_key(node, "sorted")
@@ -213,6 +218,8 @@ def _c_loop_by_method_or_helper(node: ast.Call, sized: frozenset[str], helpers: 
     return False
 
 
+# torch's and numpy's ways to run a callable once per element of an array
+PER_ELEMENT = {"apply_", "map_", "map2_", "frompyfunc", "vectorize"}
 # what makes a sequence as long as a size at run time: range(V), islice(count(), V), torch.arange(V), x.tolist()
 SIZED = {"range", "islice", "count", "repeat", "arange", "tolist"}
 

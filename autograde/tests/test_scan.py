@@ -340,6 +340,10 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               # white-box red team 21, B11: a key function called per item by C code
               "banned = sorted(range(V), key=follow.__contains__)[-k:]", "best = max(range(logits.shape[-1]), key=f)",
               "acc = reduce(g, range(V), 0)",
+              # white-box red team 23, D8: a callable run per element by torch or numpy, given a C method
+              "banned = torch.arange(V).apply_(follow.__contains__)",
+              "hit = np.frompyfunc(follow.__contains__, 1, 1)(np.arange(V))",
+              "f = np.vectorize(follow.__contains__)", "t.map_(t, seen.get)",
               # white-box red team 22, C4: a list display, a sort method on a sized list, a helper's parameter
               "hit = list(filter(follow.__contains__, [*range(V)]))",
               "vocab = list(range(V))\nvocab.sort(key=follow.__contains__, reverse=True)",
@@ -354,7 +358,8 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
               # a lambda key is Python code: its lines are counted (an honest beam search sorts candidates so)
               "order = sorted(range(len(scores)), key=lambda i: -scores[i])[:b]",
               "xs = [*range(4)]\nvocab = list(range(V))\nvocab.sort()\nvocab.sort(key=lambda v: -v)",
-              "def _keep(s, r):\n    return list(filter(s.__contains__, r))\n\n\nhit = _keep(follow, ids)"]
+              "def _keep(s, r):\n    return list(filter(s.__contains__, r))\n\n\nhit = _keep(follow, ids)",
+              "t = torch.zeros(3).apply_(lambda v: v + 1)", "f = np.vectorize(lambda v: v * 2)"]
     for src in honest:
         assert scan_source(src) == [], src
 
