@@ -508,6 +508,13 @@ class _Reading:
         self.class_names = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
                             and n.attr in ("__name__", "__qualname__") and isinstance(n.ctx, ast.Load)
                             and isinstance(n.value, ast.Attribute) and n.value.attr == "__class__"}
+        # `x.__class__` printed, formatted or compared is looked at, not used (white-box red team 23, D5:
+        # print(type(x), x.__class__) failed every check of an honest notebook)
+        shown = [a for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id in ("print", "repr", "str", "isinstance", "issubclass") for a in n.args]
+        shown += [n.value for n in ast.walk(tree) if isinstance(n, ast.FormattedValue)]
+        shown += [x for n in ast.walk(tree) if isinstance(n, ast.Compare) for x in (n.left, *n.comparators)]
+        self.class_names |= {id(a) for a in shown if isinstance(a, ast.Attribute) and a.attr == "__class__"}
         self.library_objects = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
                                 and self._library_object(n.value) for t in n.targets if isinstance(t, ast.Name)}
 

@@ -140,7 +140,8 @@ REACHING_IN = [
     "import torch\nsm = torch.ops.aten._softmax",
     "import builtins\nopen_ = builtins.open",
     "import threading\nthreading.Thread(target=print).start()",
-    "t = (1).__class__.__mro__[-1].__subclasses__()",
+    "t = (1).__class__.__mro__[-1].__subclasses__()", "c = x.__class__", "print(x.__class__.__dict__)",
+    "setattr(x.__class__, 'softmax', f)", "x.__class__.softmax = f",
     "exec('import os')",
     "def softmax(x):\n    return eval('x.soft' + 'max(-1)')",
     # code a reading of the cell's Python would not see: magics that run or write code, shell lines, bodies
@@ -215,6 +216,8 @@ HONEST = [
     "from torch.testing import assert_close\nimport torch\nassert_close(torch.ones(1), torch.ones(1))",
     # C6b: a type named in an error message
     "def f(x):\n    raise TypeError(f'expects a tensor, got {x.__class__.__name__} ({x.__class__.__qualname__})')",
+    # white-box red team 23, D5: a class printed, formatted or compared
+    "import torch\nx = torch.ones(1)\nprint(type(x), x.__class__)\nok = x.__class__ is torch.Tensor\ns = f'{x.__class__}'",
     # attributes of one's own objects, and a type looked at, not changed
     "class Box:\n    pass\nb = Box()\nb.x = 1\nkind = type(b)\nprint(kind.__name__, type(b) is Box)",
     "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.set_title('t')\nimport torch\nt = torch.ones(2)\nT = type(t)\nok = isinstance(t, T)",
