@@ -102,14 +102,54 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
+def code_text(source: str) -> str:
+    """The cell's text without its comments and docstrings (an expression statement that is only a string),
+    line numbers kept: what the text patterns read, since neither runs (white-box red team 23, D10: a comment
+    saying "torch is already in sys.modules" failed every check of an honest notebook). A cell that does not
+    tokenize or parse is returned whole (the stricter reading)."""
+    import io
+    import tokenize
+
+    from course_lib.checks.rules import _strip_magics
+    lines = source.splitlines(keepends=True)
+    blank: list[tuple[int, int, int, int]] = []  # (first line, first col, last line, end col), 1-based lines
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                blank.append((tok.start[0], tok.start[1], tok.end[0], tok.end[1]))
+        tree = ast.parse(_strip_magics(source))
+    except (tokenize.TokenError, IndentationError, SyntaxError, ValueError):
+        return source
+    def column(line: int, offset: int) -> int:  # ast's offsets count UTF-8 bytes; the text counts characters
+        return len(lines[line - 1].encode()[:offset].decode(errors="ignore")) if 0 < line <= len(lines) else -1
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            last = node.end_lineno or node.lineno
+            blank.append((node.lineno, column(node.lineno, node.col_offset), last,
+                          column(last, node.end_col_offset or 0)))
+    for first, col, last, end in sorted(blank, reverse=True):
+        if not 0 < first <= last <= len(lines):
+            return source  # positions that do not match the text (a transform moved them): read it whole
+        if first == last:
+            lines[first - 1] = lines[first - 1][:col] + " " * (end - col) + lines[first - 1][end:]
+        else:
+            lines[first - 1] = lines[first - 1][:col] + "\n"
+            for k in range(first, last - 1):
+                lines[k] = "\n"
+            lines[last - 1] = " " * end + lines[last - 1][end:]
+    return "".join(lines)
+
+
 def scan_source(source: str) -> list[str]:
     """Flags (pattern: why) found in one cell's source; a cell that does not parse is scanned as text only."""
     # Python reads identifiers as their NFKC form (fullwidth `ｅｎｇｉｎｅ` is `engine`): so do the patterns
     # (threat model, white-box red team 21, B5)
     source = unicodedata.normalize("NFKC", source)
     flags = []
+    text = code_text(source)
     for label, (pattern, why) in TEXT_PATTERNS.items():
-        if re.search(pattern, source):
+        if re.search(pattern, text):
             flags.append(f"{label}: {why}")
     code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
     try:
@@ -699,7 +739,7 @@ def tampering(nb, flags: list[str] | None = None, course_lines: set[str] | None 
     for i, cell in enumerate(nb.cells):
         if cell.get("cell_type") != "code":
             continue
-        if re.search(TAMPERING_FRAMES, unicodedata.normalize("NFKC", cell.get("source", ""))):
+        if re.search(TAMPERING_FRAMES, code_text(unicodedata.normalize("NFKC", cell.get("source", "")))):
             out.append(f"cell {i}: reaches the callers' frames")
         if runs is not None and not runs(cell):
             continue

@@ -216,6 +216,10 @@ HONEST = [
     "from torch.testing import assert_close\nimport torch\nassert_close(torch.ones(1), torch.ones(1))",
     # C6b: a type named in an error message
     "def f(x):\n    raise TypeError(f'expects a tensor, got {x.__class__.__name__} ({x.__class__.__qualname__})')",
+    # white-box red team 23, D10: words of the course in a comment or a docstring, which never run
+    "# torch is already in sys.modules after the first cell, so importing it again is free\nimport torch",
+    "# from course_lib.checks import check: the set-up cell's line\nx = 1  # softmax.__code__ is a code object",
+    'def f(x):\n    """Like course_lib.checks.engine, read f_locals of sys.stdin via os.write(1, b"")."""\n    return x',
     # white-box red team 23, D5: a class printed, formatted or compared
     "import torch\nx = torch.ones(1)\nprint(type(x), x.__class__)\nok = x.__class__ is torch.Tensor\ns = f'{x.__class__}'",
     # attributes of one's own objects, and a type looked at, not changed
