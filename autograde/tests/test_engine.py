@@ -507,6 +507,22 @@ def test_a_result_or_argument_holding_any_object_with_its_own_methods_is_refused
         assert out.error and "argument your function was given" in out.error, out
     beyond = _call(lambda x: [*range(100_001), Num(6)], case, allow_mutation=False)  # past the walk's budget
     assert beyond.error and "not plain data" in beyond.error, beyond
+
+    class Meta(type):  # a class's own hash, run if the walk ever put a type in a set or dict (it compares ids)
+        def __hash__(cls):
+            ran.append("metaclass hash")
+            return 1
+
+        def __eq__(cls, other):
+            ran.append("metaclass eq")
+            return False
+
+    class Odd(metaclass=Meta):
+        pass
+
+    for made in (lambda x: [1.0] * 1000 + [Odd()], lambda x: {"a": [[Odd()]]}, lambda x: (Odd(),)):
+        out = _call(made, case, allow_mutation=False)
+        assert out.error and "not plain data" in out.error, out
     assert ran == [], ran
     plain = (lambda x: None, lambda x: 1.5, lambda x: "s", lambda x: b"b", lambda x: (1, [2.0], {"a": {3}}),
              lambda x: np.float32(1.0), lambda x: np.arange(3), lambda x: torch.Size([2]), lambda x: torch.float16,

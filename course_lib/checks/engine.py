@@ -843,35 +843,63 @@ def _numpy_plain_types() -> frozenset:
     return frozenset({np.ndarray, *(t for t in np.sctypeDict.values() if isinstance(t, type))})
 
 
+_PLAIN_IDS: frozenset[int] = frozenset()  # ids of the plain types (``_plain_ids``), made once numpy and torch are in
+_CONTAINER_IDS = frozenset(map(id, (list, tuple, set, frozenset, dict)))
+
+
+def _plain_ids() -> frozenset[int]:
+    """ids of the plain types: compared as ints, so no class's own ``__hash__``/``__eq__`` (a metaclass's) runs."""
+    global _PLAIN_IDS
+    if not _PLAIN_IDS:
+        torch = _torch()
+        plain = set(_PLAIN_TYPES | _numpy_plain_types() | {Resource, Generator})
+        if torch is not None:
+            plain |= {torch.Tensor, torch.nn.Parameter, torch.dtype, torch.device, torch.Size, torch.Generator}
+        ids = frozenset(map(id, plain))
+        if sys.modules.get("numpy") is None or torch is None:
+            return ids  # not final yet: made again once both are imported
+        _PLAIN_IDS = ids
+    return _PLAIN_IDS
+
+
 def _foreign_value(values: Any, skip: Callable[[Any], bool] = lambda v: False,
                    budget: int = MAX_RESULT_ITEMS) -> str | None:
-    """What in ``values`` is not plain data, found by ``type()`` alone (no method of any object runs), or None.
+    """What in ``values`` is not plain data, found by ``type()`` and ``id()`` alone (no method of any object runs,
+    not even a metaclass's ``__hash__``), or None.
     Plain: None, numbers, strings, bytes, the built-in containers, torch.Tensor and nn.Parameter themselves,
     numpy's arrays and scalars, the course's placeholders. Any other object (a subclass of any of these included)
     can run code when it is next touched: by the engine or the codec after the call, where no watch or line counter
     is on (threat model, white-box red team 21, B10, and the protocols of returned objects: ``__iter__``,
-    ``__len__``, ``__eq__``, ``item``)."""
-    torch, given = _torch(), budget
-    plain = _PLAIN_TYPES | _numpy_plain_types() | {Resource, Generator}
-    if torch is not None:
-        plain |= {torch.Tensor, torch.nn.Parameter, torch.dtype, torch.device, torch.Size, torch.Generator}
+    ``__len__``, ``__eq__``, ``item``). A container's items are typed by C code in one pass (a list of 49,152
+    floats costs no Python loop: white-box red team 23's rehearsal measured this walk at 39 % of selfcheck 03)."""
+    plain, given = _plain_ids(), budget
+
+    def foreign(v: Any) -> str:
+        t = type(v)
+        return (f"a {t.__module__}.{t.__qualname__}, which is not plain data (such an object can run code "
+                "whenever it is used): use tensors, numbers, strings, lists, tuples or dicts")
+
     stack = [values]
     while stack:
-        if budget <= 0:  # not walked to the end, so not known to be plain
-            return f"more than {given:,} values, far more than any case expects: not compared"
         v = stack.pop()
-        budget -= 1
-        t = type(v)
         if skip(v):
             continue
-        if t not in plain:
-            return (f"a {t.__module__}.{t.__qualname__}, which is not plain data (such an object can run code "
-                    "whenever it is used): use tensors, numbers, strings, lists, tuples or dicts")
-        if t is list or t is tuple or t is set or t is frozenset:
-            stack.extend(v)
-        elif t is dict:
-            stack.extend(v.keys())
-            stack.extend(v.values())
+        budget -= 1
+        if id(type(v)) not in plain:
+            return foreign(v)
+        t = type(v)
+        if t is dict:
+            items: Any = [*v.keys(), *v.values()]
+        elif id(t) in _CONTAINER_IDS:
+            items = v
+        else:
+            continue
+        budget -= len(items)
+        if budget <= 0:  # not walked to the end, so not known to be plain
+            return f"more than {given:,} values, far more than any case expects: not compared"
+        kinds = set(map(id, map(type, items)))  # ints: C code only
+        if not kinds <= plain or kinds & _CONTAINER_IDS:
+            stack.extend(x for x in items if id(type(x)) not in plain or id(type(x)) in _CONTAINER_IDS or skip(x))
     return None
 
 
@@ -893,18 +921,28 @@ def _take_pristine_classes() -> None:
 _LAZY_CLASS_CACHES = frozenset({"__slotnames__"})
 
 
+_CHECKED: dict[type, tuple] = {}  # a class -> (names, ids of values) of a state found equal to the pristine one
+
+
 def _restore_classes() -> list[str]:
-    """The names changed on torch's tensor classes since the engine was imported, each put back as it was."""
+    """The names changed on torch's tensor classes since the engine was imported, each put back as it was.
+    A state already found unchanged is known again by its names and the ids of its values (the pristine dict
+    keeps every old value alive, so an id is never reused): C code only, no per-name loop in the common case."""
     changed = []
     for cls, pristine in _PRISTINE_CLASSES.items():
         now = vars(cls)
-        for name in [n for n in {*now, *pristine} - _LAZY_CLASS_CACHES
-                     if now.get(n, MISSING) is not pristine.get(n, MISSING)]:
+        state = (tuple(now), tuple(map(id, now.values())))
+        if _CHECKED.get(cls) == state:
+            continue
+        mine = [n for n in {*now, *pristine} - _LAZY_CLASS_CACHES if now.get(n, MISSING) is not pristine.get(n, MISSING)]
+        for name in mine:
             changed.append(f"{cls.__name__}.{name}")
             if name in pristine:
                 setattr(cls, name, pristine[name])
             else:
                 delattr(cls, name)
+        now = vars(cls)
+        _CHECKED[cls] = (tuple(now), tuple(map(id, now.values())))
     return changed
 
 
