@@ -78,8 +78,13 @@ class Job:
     late: deadlines.Lateness | None = None   # set by grade_one (autograde/deadlines.py)
 
 
-def _code_fingerprint(course: Course) -> str:
-    """Hash of the code that decides grades: the harness, the check engine, the course's check packages."""
+_ASSIGNMENT_LINE = re.compile(rb'^ASSIGNMENT = "([^"]+)"', re.M)
+
+
+def _code_fingerprint(course: Course, assignment: str | None = None) -> str:
+    """Hash of the code that decides grades: the harness, the check engine, the course's check packages. With an
+    assignment, a check module that names another assignment (its ``ASSIGNMENT = "..."`` line) is left out: an
+    edit to 03's hidden checks regrades nobody's 02 (issue 34, item 6). A module that names none counts for all."""
     course.ensure_importable()
     h = hashlib.sha256(str(HARNESS_VERSION).encode())
     files = sorted((REPO / "autograde").glob("*.py")) + [REPO / "course_lib" / "checks" / "engine.py"]
@@ -90,7 +95,11 @@ def _code_fingerprint(course: Course) -> str:
         elif spec and spec.origin:
             files.append(Path(spec.origin))
     for p in files:
-        h.update(str(p).encode() + b"\0" + p.read_bytes())
+        text = p.read_bytes()
+        named = _ASSIGNMENT_LINE.search(text)
+        if assignment is not None and named is not None and named.group(1).decode() != assignment:
+            continue
+        h.update(str(p).encode() + b"\0" + text)
     return h.hexdigest()
 
 
@@ -531,6 +540,7 @@ class Grader:
         self.templates: dict[str, Template] = {}
         self._lock = threading.Lock()
         self._fingerprint_base = ""
+        self._assignment_base: dict[str, str] = {}  # per assignment: what its grades depend on (prepare)
         self._model: Path | None = None
         self._known: dict[str, dict] = {}
         self.deadlines = deadlines.Deadlines()
@@ -558,8 +568,7 @@ class Grader:
                        for a in self.course.assignments() if self.course.release_notebook(a, a).exists()}
         self.deadlines = (self._given_deadlines if self._given_deadlines is not None
                           else deadlines.load(self.course.deadlines_file))
-        h = hashlib.sha256(_code_fingerprint(self.course).encode())
-        h.update(repr(self.limits).encode() + repr(self.course.cell_timeout).encode())
+        whole = hashlib.sha256(repr(self.limits).encode() + repr(self.course.cell_timeout).encode())
         for a in assignments:
             t = template(self.course, a)
             stale = stale_release(self.course, t)
@@ -567,12 +576,17 @@ class Grader:
                 raise RuntimeError(f"student notebooks are stale ({', '.join(stale)}): "
                                    "run `python -m autograde release`")
             self.templates[a] = t
+            # what one assignment's grades depend on: an edit to another's checks or notebook regrades nobody here
+            h = hashlib.sha256(_code_fingerprint(self.course, a).encode())
+            h.update(repr(self.limits).encode() + repr(self.course.cell_timeout).encode())
             for name in sorted(t.notebooks):
                 h.update(grading_part(t.notebooks[name]) + grading_part(t.source_paths[name].read_text()))
             ref = self.course.refs_dir / f"{a}.json"
             if ref.exists():
                 h.update(ref.read_bytes())
-        self._fingerprint_base = h.hexdigest()
+            self._assignment_base[a] = h.hexdigest()
+            whole.update(a.encode() + b"\0" + self._assignment_base[a].encode())
+        self._fingerprint_base = whole.hexdigest()
 
     def _max_scores(self, a: str) -> dict[str, dict[str, float]]:
         t = self.templates[a]
@@ -636,7 +650,7 @@ class Grader:
         t = self.templates[job.assignment]
         detail_path = self.out / "details" / job.student / f"{job.assignment}.json"
         raws, renamed, unreadable = self._read_submission(job, t)
-        h = hashlib.sha256(self._fingerprint_base.encode())
+        h = hashlib.sha256(self._assignment_base[job.assignment].encode())
         for name, raw in sorted(raws.items()):
             h.update(name.encode() + b"\0" + (raw if raw is not None else b"<missing>"))
         h.update(json.dumps([c.to_json() for c in unreadable]).encode())

@@ -57,3 +57,26 @@ def test_the_grading_part_reads_plain_json_with_sources_as_lists_or_strings():
     for c in joined["cells"]:
         c["source"] = "".join(c["source"])
     assert grading_part(json.dumps(nb)) == grading_part(json.dumps(joined))
+
+
+def test_an_edit_to_one_assignments_checks_changes_only_that_assignments_fingerprint(monkeypatch):
+    """Issue 34, item 6: a change to 03's hidden checks regraded every student of every assignment (the code
+    fingerprint covered every check module). A check module that names its assignment (``ASSIGNMENT = "..."``)
+    now counts only for that one; the engine, the harness and a module that names none count for all. Truth: the
+    same course copied, one module's text changed, the fingerprints compared."""
+    from pathlib import Path
+
+    from autograde.course import Course
+    from autograde.grade import _code_fingerprint
+
+    course = Course()
+    before = {a: _code_fingerprint(course, a) for a in ("02_logits_softmax", "03_sampling")}
+    real = Path.read_bytes
+    for edited, changes in ((REPO / "autograde" / "hidden" / "sampling.py", {"03_sampling"}),
+                            (REPO / "autograde" / "hidden" / "_twins.py", {"02_logits_softmax", "03_sampling"})):
+        # the file as if edited (its text plus a comment), read by the fingerprint only: nothing is written
+        monkeypatch.setattr(Path, "read_bytes", lambda self, e=edited: real(self) + (b"\n# an edit\n" if self == e else b""))
+        after = {a: _code_fingerprint(course, a) for a in before}
+        monkeypatch.setattr(Path, "read_bytes", real)
+        assert {a for a in before if after[a] != before[a]} == changes, edited.name
+    assert {a: _code_fingerprint(course, a) for a in before} == before
