@@ -843,14 +843,15 @@ def _numpy_plain_types() -> frozenset:
     return frozenset({np.ndarray, *(t for t in np.sctypeDict.values() if isinstance(t, type))})
 
 
-_PLAIN_IDS: frozenset[int] = frozenset()  # ids of the plain types (``_plain_ids``), made once numpy and torch are in
+# ids of the plain types (``_plain_ids``), made once numpy and torch are imported; kept in a dict, never rebound
+# (the verification's seal reads a rebound module name as the checks changed)
+_PLAIN_IDS: dict[str, frozenset[int]] = {}
 _CONTAINER_IDS = frozenset(map(id, (list, tuple, set, frozenset, dict)))
 
 
 def _plain_ids() -> frozenset[int]:
     """ids of the plain types: compared as ints, so no class's own ``__hash__``/``__eq__`` (a metaclass's) runs."""
-    global _PLAIN_IDS
-    if not _PLAIN_IDS:
+    if "final" not in _PLAIN_IDS:
         torch = _torch()
         plain = set(_PLAIN_TYPES | _numpy_plain_types() | {Resource, Generator})
         if torch is not None:
@@ -858,8 +859,8 @@ def _plain_ids() -> frozenset[int]:
         ids = frozenset(map(id, plain))
         if sys.modules.get("numpy") is None or torch is None:
             return ids  # not final yet: made again once both are imported
-        _PLAIN_IDS = ids
-    return _PLAIN_IDS
+        _PLAIN_IDS["final"] = ids
+    return _PLAIN_IDS["final"]
 
 
 def _foreign_value(values: Any, skip: Callable[[Any], bool] = lambda v: False,

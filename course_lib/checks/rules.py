@@ -200,8 +200,6 @@ class _Scanner:
         self.roots = {f.split(".")[0] for f in self.names}
         self.namespace = namespace
         self.alias: dict[str, str] = {}   # local name -> dotted name it stands for
-        self.taint: dict[str, str] = {}   # module-level name bound to a value built from a forbidden one -> rule
-        self.links: dict[str, set[str]] = {}  # module-level name -> the names its value was built from
 
     def resolve(self, parts: list[str]) -> str | None:
         head, namespace = parts[0], self.namespace
@@ -238,55 +236,6 @@ class _Scanner:
                     base = _dotted(node.value.args[0])
                     if base and (full := self.resolve(base)) is not None:
                         alias[node.targets[0].id] = f"{full}.{node.value.args[1].value}"
-
-    def learn_bindings(self, tree: ast.AST) -> None:
-        """Module-level names bound to anything built from a forbidden name (``OPS = {"sm": torch.softmax}``,
-        ``partial(torch.softmax)``, ``(sm := torch.softmax)``, ``for``/``with`` targets, unpacking): using such
-        a name uses the forbidden one. Function and class bodies are their own scopes and are not read here."""
-        for target, value in _bindings(tree):
-            used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-            for n in ast.walk(target):
-                if isinstance(n, ast.Name):
-                    self.links.setdefault(n.id, set()).update(used)
-            parts = _dotted(value)
-            if isinstance(target, ast.Name) and parts and (full := self.resolve(parts)) is not None:
-                self.alias[target.id] = full  # `a, b = x.y, z.w`, `(a := x.y)`: aliases, read where they are used
-                continue
-            rules = {v.rule for v in self.find(value, [])}
-            for n in ast.walk(target):
-                if isinstance(n, ast.Name):
-                    if rules:
-                        # kept when the name is bound again to something clean: which binding a run ends with
-                        # is not in the text (a cell that raises stops before its later lines), so every
-                        # binding counts, as every alias does (white-box red team 23)
-                        self.taint[n.id] = sorted(rules)[0]
-        self.learn_calls(tree)
-
-    def learn_calls(self, tree: ast.AST) -> None:
-        """Links a module-level call makes: ``setattr(box, "f", helper)``, ``box.append(helper)``,
-        ``register(box, helper)`` may leave ``helper`` inside ``box``, so each name the call is given (and the
-        object whose method it calls) is linked to every name in its arguments, and holds a forbidden name
-        found there (white-box red team 22, C7: a helper reached through ``setattr`` on an instance)."""
-        for call in _module_level_calls(tree):
-            given = [*call.args, *(k.value for k in call.keywords)]
-            used = {n.id for a in given for n in ast.walk(a) if isinstance(n, ast.Name)}
-            holders: set[str] = set()
-            stores = False  # the call puts what it is given into the holder (setattr, a holder's method)
-            if isinstance(call.func, ast.Attribute) and (root := _root_name(call.func.value)) is not None:
-                if root not in self.alias and root not in sys.modules:  # a module stores nothing of the notebook's
-                    holders, stores = {root}, True  # box.append(helper), box.__setattr__(...)
-            elif isinstance(call.func, ast.Name) and (call.func.id == "setattr"
-                                                      or call.func.id not in vars(builtins)):
-                # setattr(box, "f", helper), or a function of the notebook's that may store what it is given;
-                # print(...) and the other builtins store nothing
-                holders = {a.id for a in given if isinstance(a, ast.Name) and a.id not in self.alias}
-                stores = call.func.id == "setattr"
-            # a forbidden function handed over itself (not a value computed with it: print(torch.softmax(x)))
-            rules = {v.rule for a in given if not isinstance(a, ast.Call) for v in self.find(a, [])} if stores else set()
-            for h in holders:
-                self.links.setdefault(h, set()).update(used - {h})
-                if rules:
-                    self.taint[h] = sorted(rules)[0]
 
     def kept(self, node: ast.AST, callees: set[int]) -> str | None:
         """The rule of a forbidden function that ``node`` names without calling it there (a value kept for
@@ -358,9 +307,7 @@ class _Scanner:
         local = _locals(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
-                if node.id in self.taint:
-                    add(node, self.taint[node.id])
-                elif self.namespace is not None and node.id in self.namespace and node.id not in self.alias:
+                if self.namespace is not None and node.id in self.namespace and node.id not in self.alias:
                     if (rule := self._holds(self.namespace[node.id])) is not None:  # the live twin of taint
                         add(node, rule)
             if isinstance(node, ast.Attribute) and node.attr in (DUNDER_LOOKUPS if self.strict else UNIVERSAL_DUNDERS):
@@ -492,37 +439,6 @@ def _pairs(target: ast.AST, value: ast.AST):
         yield target, value
 
 
-def _bindings(tree: ast.AST):
-    """(target, value) of every module-level binding in ``tree``, compound statements included, function and
-    class bodies not; unpacking pairs targets with values where both are tuples or lists of one length. A
-    ``match`` capture's value is the subject (with the pattern's own names); an ``except ... as`` name's, the
-    whole ``try``, whose body raised it."""
-    for st in _module_scope(tree):
-        if isinstance(st, ast.Assign):
-            for t in st.targets:
-                yield from _pairs(t, st.value)
-        elif isinstance(st, (ast.AnnAssign, ast.AugAssign)) and st.value is not None:
-            yield st.target, st.value
-        elif isinstance(st, (ast.For, ast.AsyncFor)):
-            yield st.target, st.iter
-        elif isinstance(st, (ast.With, ast.AsyncWith)):
-            for item in st.items:
-                if item.optional_vars is not None:
-                    yield item.optional_vars, item.context_expr
-        elif isinstance(st, ast.NamedExpr):
-            yield st.target, st.value
-        elif isinstance(st, ast.Match):
-            for case in st.cases:
-                parts = [n for n in ast.walk(case.pattern) if isinstance(n, ast.expr)]
-                value = ast.Tuple(elts=[st.subject, *parts], ctx=ast.Load())
-                for name in {n for p in ast.walk(case.pattern) for n in _bound_names(p)}:
-                    yield ast.Name(id=name, ctx=ast.Store()), value
-        elif isinstance(st, (ast.Try, ast.TryStar)):
-            for handler in st.handlers:
-                if handler.name:
-                    yield ast.Name(id=handler.name, ctx=ast.Store()), st
-
-
 def _binding_sites(tree: ast.AST):
     """(name, node) for every binding of a module-level name in one cell, by any form (``_bound_names``) at any
     depth of the module's own scope, and by a function or class anywhere in it that declares the name
@@ -551,13 +467,6 @@ def _binding_sites(tree: ast.AST):
                     yield name, st
 
 
-def _root_name(node: ast.AST) -> str | None:
-    """``box`` of ``box.items[0].f``: the name an attribute or subscript chain starts from, or None."""
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
 def _module_scope(tree: ast.AST):
     """Every node of the module's own scope, in the text's order: compound statements included; a function, class
     or lambda is yielded but not entered (its body is its own scope, read when something reaches it)."""
@@ -567,11 +476,6 @@ def _module_scope(tree: ast.AST):
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             todo.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def _module_level_calls(tree: ast.AST):
-    """Every call made by module-level code (``_module_scope``)."""
-    return (node for node in _module_scope(tree) if isinstance(node, ast.Call))
 
 
 def _parse(source: str) -> ast.AST | None:
