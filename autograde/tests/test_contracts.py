@@ -625,3 +625,26 @@ def test_every_function_the_notebook_keeps_is_read_and_the_course_s_own_code_onl
     for gadget in ["_R = [block]\n", "_R = [Block]\n", "other = block\n_R = [other]\n"]:
         uses = "def attend(q, k, v):\n    return _R[0](q)\n"
         assert notebook_violations(release[:3] + [gadget, uses], "attend", rules, course), gadget
+
+
+def test_an_answer_timed_with_cell_time_is_read_in_the_kernel_and_in_the_grader():
+    """White-box red team 23 (D11): the instructor's softmax with `%%time` as its first line lost its exercise
+    (16/26): IPython compiles the body as '<timed exec>', which inspect cannot read ("a function made from a
+    string"), and the grader's reading saw one run_cell_magic call and no def. Both readings now read the body
+    (the kernel from its input history, the grader through rules.plain_cell); a forbidden call in it is still
+    found. Ground truth: a real IPython shell runs the cells."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    honest = "%%time\ndef answer(x):\n    e = (x - x.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)\n"
+    forbidden = "%%time\nimport torch\n\ndef answer(x):\n    return torch.softmax(x, -1)\n"
+    shell = InteractiveShell.instance()
+    try:
+        for cell, expected in ((honest, set()), (forbidden, {"torch.softmax"})):
+            assert shell.run_cell(cell, store_history=True).success  # as a kernel runs a cell
+            fn = shell.user_ns["answer"]
+            assert fn.__code__.co_filename == "<timed exec>"
+            assert {v.rule for v in function_violations(fn, SOFTMAX_FORBIDDEN)} == expected, cell
+            assert {v.rule for v in notebook_violations(["import torch\n", cell], "answer", SOFTMAX_FORBIDDEN)} \
+                == expected, cell
+    finally:
+        InteractiveShell.clear_instance()

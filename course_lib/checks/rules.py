@@ -969,4 +969,33 @@ def _source(fn: Any) -> str | None:
     try:
         return textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):  # built in, or made by exec from a string: nothing to read
+        return _timed_source(fn)
+
+
+def _timed_source(fn: Any) -> str | None:
+    """The text of a function a ``%%time`` cell defined, or None: IPython compiles such a body under the name
+    '<timed exec>', which inspect cannot read, so it is taken from the kernel's input history (white-box red team
+    23, D11: an honest answer timed with %%time read as "a function made from a string")."""
+    import inspect
+    import textwrap
+
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_filename != "<timed exec>":
         return None
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    for cell in reversed(list(getattr(shell, "user_ns", {}).get("_ih", []))):
+        tree = _parse(cell) if "run_cell_magic" in cell else None
+        for node in ast.walk(tree) if tree is not None else ():
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run_cell_magic"
+                    and len(node.args) == 3 and all(isinstance(a, ast.Constant) for a in node.args)
+                    and node.args[0].value == "time" and isinstance(node.args[2].value, str)):
+                lines = node.args[2].value.splitlines(keepends=True)[code.co_firstlineno - 1:]
+                text = textwrap.dedent("".join(inspect.getblock(lines))) if lines else ""
+                if _parse(text) is not None and any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                    and d.name == fn.__name__ for d in ast.walk(_parse(text))):
+                    return text
+    return None
