@@ -648,3 +648,33 @@ def test_an_answer_timed_with_cell_time_is_read_in_the_kernel_and_in_the_grader(
                 == expected, cell
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_an_object_a_forbidden_class_made_is_read_wherever_the_answer_can_reach_it():
+    """Found while replacing the link-following (white-box red team 23's design): an instance of a forbidden
+    class made at module level (`_m = nn.MultiheadAttention(...)`) holds the forbidden code without naming it
+    again. A module-level name bound to one is read wherever the answer (or a kept function) reads it; one put
+    anywhere else (a container, an attribute, an argument) is a finding; one used at once (a self-test calling
+    it, printing it) is not. Truth: each attack answer computes attention with the instance."""
+    import torch
+
+    rules = ["torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"]
+    answer = "def attend(q, k, v):\n    return _m(q, k, v)[0]\n"
+    attacks = ["import torch\n_m = torch.nn.MultiheadAttention(8, 2, batch_first=True)\n",
+               "import torch\n_R = {}\n_R['m'] = torch.nn.MultiheadAttention(8, 2, batch_first=True)\n"
+               "_m = lambda *a: _R['m'](*a)\n",
+               "import torch\n_n = torch.nn.MultiheadAttention(8, 2, batch_first=True)\n_m = _n\n",
+               "import torch\nmatch torch.nn.MultiheadAttention(8, 2, batch_first=True):\n    case _m:\n        pass\n",
+               "import torch\nclass _B:\n    pass\n_b = _B()\n_b.m = torch.nn.MultiheadAttention(8, 2, batch_first=True)\n"
+               "_m = lambda *a: _b.m(*a)\n"]
+    x = torch.randn(1, 3, 8)
+    for cell in attacks:
+        ns: dict = {}
+        exec(compile(cell + answer, "<cell>", "exec"), ns)
+        assert ns["attend"](x, x, x).shape == (1, 3, 8)
+        assert {v.rule for v in notebook_violations([cell, answer], "attend", rules)} == {rules[0]}, cell
+    honest = "def attend(q, k, v):\n    w = (q @ k.transpose(-2, -1)).softmax(-1)\n    return w @ v\n"
+    selftests = ["import torch\nx = torch.randn(1, 3, 8)\nref = torch.nn.MultiheadAttention(8, 2, batch_first=True)(x, x, x)[0]\n",
+                 "import torch\nh = torch.nn.MultiheadAttention(8, 2, batch_first=True)\nprint(h)\nout = h(x, x, x)\n"]
+    for cell in selftests:
+        assert notebook_violations([cell, honest], "attend", rules) == [], cell

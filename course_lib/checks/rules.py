@@ -767,6 +767,77 @@ def _when_code_runs(trees: Sequence[ast.AST], sites: Mapping[str, list], called_
     return now, later
 
 
+@dataclass
+class _Held:
+    """Objects made by a forbidden class (``nn.MultiheadAttention(8, 2)``, ``TopKLogitsWarper(5)``) in code that
+    runs when its cell runs: ``names``, the module-level names bound to one (read wherever the answer or a kept
+    function reads them); ``kept``, the places one is put anywhere else (a container, an attribute, an argument, a
+    return value), each a finding: what it holds may reach any answer."""
+    names: dict[str, str]
+    kept: list[tuple[ast.AST, str]]
+
+
+# what a value may be handed to and still only be looked at
+LOOKED_AT = frozenset({"print", "repr", "str", "len", "type", "isinstance", "id", "bool", "hash", "format"})
+
+
+def _objects_held(trees: Sequence[ast.AST], now: Sequence[ast.AST], scanner: "_Scanner") -> _Held:
+    """``_Held`` of the module-level code ``now``. A forbidden name whose last part is a class's (capitalised) makes
+    an object when called; a call of it used at once (called, or looked into and then called: ``X(...)(...)``,
+    ``D.Categorical(logits=z).probs``) gives a value, as a forbidden function's call does (a self-test)."""
+    parent: dict[int, ast.AST] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parent[id(child)] = node
+    plain: dict[int, list[str]] = {}  # id of a value -> the module-level names a plain assignment binds to it
+    for tree in trees:
+        for node in _module_scope(tree):
+            if isinstance(node, ast.Assign):
+                given = [p for t in node.targets for p in _pairs(t, node.value)]
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                given = [(node.target, node.value)]
+            else:
+                continue
+            for target, value in given:
+                if isinstance(target, ast.Name):
+                    plain.setdefault(id(value), []).append(target.id)
+
+    def used_at_once(node: ast.AST) -> bool:
+        p = parent.get(id(node))
+        if isinstance(p, ast.Call) and p.func is node:
+            return True
+        if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in LOOKED_AT:
+            return True
+        if isinstance(p, (ast.Attribute, ast.Subscript)) and p.value is node:
+            return used_at_once(p)
+        return isinstance(p, (ast.Compare, ast.FormattedValue))
+
+    held = _Held({}, [])
+    grew = True
+    while grew:  # names bound to such an object, and names bound to those names
+        grew = False
+        for node in now:
+            rule = None
+            if isinstance(node, ast.Call):
+                parts = _dotted(node.func)
+                full = scanner.resolve(parts) if parts else None
+                if full and full.rsplit(".", 1)[-1][:1].isupper():
+                    rule = scanner.matches(full)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in held.names:
+                rule = held.names[node.id]
+            if rule is None or used_at_once(node):
+                continue
+            if id(node) in plain:
+                for name in plain[id(node)]:
+                    if name not in held.names:
+                        held.names[name] = rule
+                        grew = True
+            elif not any(n is node for n, _ in held.kept):
+                held.kept.append((node, rule))
+    return held
+
+
 def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence[str],
                         course: frozenset[str] = frozenset()) -> list[Violation]:
     """Forbidden uses in what a notebook's answer ``function`` can run, and in what the notebook keeps for it,
@@ -798,12 +869,17 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
     now, later = _when_code_runs(trees, sites, called_only, defs, course)
     found: list[Violation] = []
     callees = _callee_ids(trees)
+    held = _objects_held(trees, now, scanner)
+
+    def at(node: ast.AST, rule: str, where: str) -> Violation:
+        line = getattr(node, "lineno", 0)
+        lines = lines_of.get(id(node), [])
+        return Violation(line, lines[line - 1].strip() if 0 < line <= len(lines) else "", rule, where)
+
     for node in now:
         if (rule := scanner.kept(node, callees)) is not None:
-            line = getattr(node, "lineno", 0)
-            lines = lines_of.get(id(node), [])
-            found.append(Violation(line, lines[line - 1].strip() if 0 < line <= len(lines) else "", rule,
-                                   "code that keeps it for later"))
+            found.append(at(node, rule, "code that keeps it for later"))
+    found += [at(node, rule, "code that keeps it for later") for node, rule in held.kept]
     # what can run inside the call: the answer's bindings, every function that may run later, and the
     # called-only functions they call
     # the answer's bindings from the last one that surely runs (a plain def in a cell that runs it whatever
@@ -825,6 +901,8 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
         if id(node) not in seen_nodes:
             seen_nodes.add(id(node))
             found += scanner.find(node, lines_of.get(id(node), []), name)
+            # a module-level name holding an object made by a forbidden class (`_m = nn.MultiheadAttention(...)`)
+            found += [at(n, held.names[n.id], name) for n in _global_loads(node) if n.id in held.names]
     unique: dict[tuple, Violation] = {}
     for v in found:
         unique.setdefault((v.line, v.code, v.rule, v.function), v)
