@@ -140,7 +140,9 @@ REACHING_IN = [
     "import torch\nsm = torch.ops.aten._softmax",
     "import builtins\nopen_ = builtins.open",
     "import threading\nthreading.Thread(target=print).start()",
-    "t = (1).__class__.__mro__[-1].__subclasses__()", "c = x.__class__", "print(x.__class__.__dict__)",
+    "t = (1).__class__.__mro__[-1].__subclasses__()", "c = x.__class__", "from IPython import get_ipython",
+    "import IPython\nIPython.core.getipython.get_ipython()", "from transformers import utils",
+    "import transformers\nm = transformers.dynamic_module_utils", "print(x.__class__.__dict__)",
     "setattr(x.__class__, 'softmax', f)", "x.__class__.softmax = f",
     "exec('import os')",
     "def softmax(x):\n    return eval('x.soft' + 'max(-1)')",
@@ -220,6 +222,10 @@ HONEST = [
     "# torch is already in sys.modules after the first cell, so importing it again is free\nimport torch",
     "# from course_lib.checks import check: the set-up cell's line\nx = 1  # softmax.__code__ is a code object",
     'def f(x):\n    """Like course_lib.checks.engine, read f_locals of sys.stdin via os.write(1, b"")."""\n    return x',
+    # white-box red team 23, D5: IPython's display by its package, 03's self-test against Hugging Face
+    "import IPython\nIPython.display.display('x')",
+    "from transformers import TopKLogitsWarper\nimport torch\nx = torch.randn(2, 50)\n"
+    "print(TopKLogitsWarper(top_k=5)(None, x))",
     # white-box red team 23, D5: a class printed, formatted or compared
     "import torch\nx = torch.ones(1)\nprint(type(x), x.__class__)\nok = x.__class__ is torch.Tensor\ns = f'{x.__class__}'",
     # attributes of one's own objects, and a type looked at, not changed
