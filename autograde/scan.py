@@ -313,7 +313,7 @@ ALLOWED_IMPORTS = {"torch", "numpy", "math", "cmath", "collections", "heapq", "b
                    "json", "textwrap", "pprint", "contextlib", "sys", "os", "tiktoken", "matplotlib", "ipywidgets",
                    "tqdm", "IPython", "course_lib", "__future__",
                    # a self-test against Hugging Face's processors, which 03 suggests (its names: MODULE_NAMES)
-                   "transformers",
+                   "transformers", "traceback",
                    # a student looking at time and memory while exploring (blind classes did): their own process
                    "gc", "tracemalloc", "psutil", "resource", "platform", "pathlib", "csv", "io", "html", "glob",
                    "logging"}
@@ -348,6 +348,7 @@ MODULE_NAMES = {
     # white-box red team 23, D5: `import IPython` for IPython.display, and 03's self-test against Hugging Face's
     # own sampling steps (the exercises' rules still keep them out of every answer)
     "IPython": {"display"},
+    "traceback": {"print_exc", "format_exc", "print_exception", "format_exception", "format_exception_only"},
     "transformers": {"TopKLogitsWarper", "TopPLogitsWarper", "MinPLogitsWarper", "TemperatureLogitsWarper",
                      "TypicalLogitsWarper", "EpsilonLogitsWarper", "EtaLogitsWarper", "LogitsProcessor",
                      "LogitsWarper", "LogitsProcessorList", "RepetitionPenaltyLogitsProcessor",
@@ -563,7 +564,11 @@ class _Reading:
                  and n.func.id in ("print", "repr", "str", "isinstance", "issubclass") for a in n.args]
         shown += [n.value for n in ast.walk(tree) if isinstance(n, ast.FormattedValue)]
         shown += [x for n in ast.walk(tree) if isinstance(n, ast.Compare) for x in (n.left, *n.comparators)]
-        self.class_names |= {id(a) for a in shown if isinstance(a, ast.Attribute) and a.attr == "__class__"}
+        self.class_names |= {id(a) for a in shown if isinstance(a, ast.Attribute) and a.attr in ("__class__", "__dict__")
+                             and not isinstance(a.value, ast.Call)}
+        # print(vars(self)), print(locals()), f"{vars(obj)}": a namespace shown, not written (red team 23, D5)
+        self.shown_names = {id(a.func) for a in shown if isinstance(a, ast.Call) and isinstance(a.func, ast.Name)
+                            and a.func.id in ("vars", "locals", "globals", "dir")}
         self.library_objects = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
                                 and self._library_object(n.value) for t in n.targets if isinstance(t, ast.Name)}
 
@@ -636,7 +641,7 @@ class _Reading:
         elif node.id != "get_ipython" and not isinstance(node.ctx, ast.Store):
             if node.id in NAME_BUILTINS and id(node) not in self.named_calls:
                 self.add(node, f"{node.id}() with a name built at run time, or passed around")
-            elif node.id in HIDING_BUILTINS or node.id in NAME_MAKERS:
+            elif (node.id in HIDING_BUILTINS or node.id in NAME_MAKERS) and id(node) not in self.shown_names:
                 self.add(node, f"{node.id}")
 
     def dotted_name(self, node: ast.AST) -> None:

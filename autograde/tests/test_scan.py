@@ -140,7 +140,8 @@ REACHING_IN = [
     "import torch\nsm = torch.ops.aten._softmax",
     "import builtins\nopen_ = builtins.open",
     "import threading\nthreading.Thread(target=print).start()",
-    "t = (1).__class__.__mro__[-1].__subclasses__()", "c = x.__class__", "from IPython import get_ipython",
+    "t = (1).__class__.__mro__[-1].__subclasses__()", "c = x.__class__", "from IPython import get_ipython", "locals()['x'] = 1", "v = vars(obj)\nv['f'] = g",
+    "import traceback\ns = traceback.extract_stack()", "print(vars(self)['f'])",
     "import IPython\nIPython.core.getipython.get_ipython()", "from transformers import utils",
     "import transformers\nm = transformers.dynamic_module_utils", "print(x.__class__.__dict__)",
     "setattr(x.__class__, 'softmax', f)", "x.__class__.softmax = f",
@@ -222,6 +223,10 @@ HONEST = [
     "# torch is already in sys.modules after the first cell, so importing it again is free\nimport torch",
     "# from course_lib.checks import check: the set-up cell's line\nx = 1  # softmax.__code__ is a code object",
     'def f(x):\n    """Like course_lib.checks.engine, read f_locals of sys.stdin via os.write(1, b"")."""\n    return x',
+    # white-box red team 23, D5: a namespace or an error shown
+    "class Box:\n    def __repr__(self):\n        return f'Box({vars(self)})'\n\n    def show(self):\n"
+    "        print(self.__dict__)", "print(locals())",
+    "import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    traceback.print_exc()",
     # white-box red team 23, D5: IPython's display by its package, 03's self-test against Hugging Face
     "import IPython\nIPython.display.display('x')",
     "from transformers import TopKLogitsWarper\nimport torch\nx = torch.randn(2, 50)\n"
