@@ -257,3 +257,30 @@ def test_dispatch_switched_off_from_c_is_seen_when_the_notebook_runs_next():
         assert any("dispatch" in r for r in seen(fn)), fn.__name__
         assert seen(fn, check=False) == set(), fn.__name__
     assert seen(honest) == set()
+
+
+def test_a_watch_swapped_on_its_class_during_the_call_still_records():
+    """White-box red team 23 (D9): the answer swapped `Watch.saw` for a no-op while it ran torch.softmax and put
+    it back before returning (the seal compares classes between calls only): nothing was recorded, 02 20/26. The
+    hook and the dispatch mode now record through a closure made when the watch starts; swapping any of the
+    class's methods during the call changes nothing recorded. Control: the same swap with the routine not called."""
+    from course_lib.checks.trace import Watch
+
+    def blinded(x):
+        saved = {name: Watch.__dict__[name] for name in ("saw", "_profile_function", "_dispatch_off", "_on_call")
+                 if name in Watch.__dict__}
+        for name in saved:
+            setattr(Watch, name, lambda *a, **k: None)
+        try:
+            return torch.softmax(x, -1)
+        finally:
+            for name, f in saved.items():
+                setattr(Watch, name, f)
+
+    reported: list[str] = []
+    with Watch(SOFTMAX_FORBIDDEN, report=reported.append) as watch:
+        blinded(torch.randn(3, 5))
+    assert watch.seen and reported, (watch.seen, reported)
+    with Watch(SOFTMAX_FORBIDDEN, report=reported.clear) as quiet:
+        torch.exp(torch.randn(3))
+    assert not quiet.seen

@@ -222,6 +222,7 @@ class Watch:
                     self.lever_builtins[id(obj)] = f"{OFF_RULE} ({name})"
         self._mode: Any = None
         self._profile: Any = None
+        self._hook: Any = None  # the profile function this watch installed (_profile_function)
 
     def saw(self, rule: str) -> None:
         """Record a broken rule, and report it (every time: ``seen`` is the answer's to change)."""
@@ -241,67 +242,87 @@ class Watch:
             return True
         return not any(C._get_dispatch_stack_at(i) is self._mode for i in range(C._len_torch_dispatch_stack()))
 
-    def _on_call(self, frame, event, arg) -> None:
-        if self._mode is not None and event in ("call", "c_call") and self._dispatch_off():
-            # code outside torch (and outside these checks) runs while the operators go unwatched: whatever it
-            # calls next could be the forbidden kernel. torch's own code switches dispatch off for a moment (to
-            # print a tensor, or import torch._dynamo for a meta kernel), through the standard library, other
-            # packages and code they generate: the nearest frame that is torch's, these checks', or the
-            # notebook's own decides
-            f = frame
-            while f is not None:
-                name = f.f_code.co_filename
-                if name.startswith(_NOT_STUDENT):
-                    break
-                if not name.startswith(_LIBRARIES) and not (name[:1] == "<" and not name.startswith(_CELLS)):
-                    self.saw(f"{OFF_RULE} (torch's dispatch)")
-                    break
-                f = f.f_back
-        if event == "call" and frame.f_code in self.lever_codes:
-            caller = frame.f_back
-            while caller is not None and caller.f_code.co_filename.startswith(_CONTEXTLIB):
-                caller = caller.f_back  # a context manager's __enter__: who used it
-            if caller is not None and not caller.f_code.co_filename.startswith(_TORCH_DIRS):
-                self.saw(self.lever_codes[frame.f_code])
-            return
-        if event == "c_call" and id(arg) in self.lever_builtins:
-            if not frame.f_code.co_filename.startswith(_TORCH_DIRS):
-                self.saw(self.lever_builtins[id(arg)])
-            return
-        if event == "call":
-            code = frame.f_code
-            rule = self.codes.get(code)
-            if rule is None and self.dirs:
-                filename = code.co_filename
-                rule = next((pkg + ".*" for d, pkg in self.dirs if filename.startswith(d)), None)
-            if rule is not None:
-                self.saw(rule)
-        elif event == "c_call" and self.builtins:
-            rule = self.builtins.get(id(arg)) or self.builtins.get(id(getattr(arg, "__self__", None)))
-            if rule is not None:
-                self.saw(rule)
+    def _profile_function(self, record: Callable[[str], None]) -> Callable:
+        """The profile hook, a closure over ``record`` and this watch's tables: nothing it calls is looked up on a
+        class while the answer runs (white-box red team 23, D9: ``Watch.saw`` swapped for a no-op during the call
+        and put back before it returned blinded every run-time rule; the seal compares classes only between calls)."""
+        lever_codes, lever_builtins, codes, builtins_, dirs = (self.lever_codes, self.lever_builtins, self.codes,
+                                                               self.builtins, self.dirs)
+        dispatch_off, mode = self._dispatch_off, self._mode
+
+        def on_call(frame, event, arg) -> None:
+            if mode is not None and event in ("call", "c_call") and dispatch_off():
+                # code outside torch (and outside these checks) runs while the operators go unwatched: whatever it
+                # calls next could be the forbidden kernel. torch's own code switches dispatch off for a moment (to
+                # print a tensor, or import torch._dynamo for a meta kernel), through the standard library, other
+                # packages and code they generate: the nearest frame that is torch's, these checks', or the
+                # notebook's own decides
+                f = frame
+                while f is not None:
+                    name = f.f_code.co_filename
+                    if name.startswith(_NOT_STUDENT):
+                        break
+                    if not name.startswith(_LIBRARIES) and not (name[:1] == "<" and not name.startswith(_CELLS)):
+                        record(f"{OFF_RULE} (torch's dispatch)")
+                        break
+                    f = f.f_back
+            if event == "call" and frame.f_code in lever_codes:
+                caller = frame.f_back
+                while caller is not None and caller.f_code.co_filename.startswith(_CONTEXTLIB):
+                    caller = caller.f_back  # a context manager's __enter__: who used it
+                if caller is not None and not caller.f_code.co_filename.startswith(_TORCH_DIRS):
+                    record(lever_codes[frame.f_code])
+                return
+            if event == "c_call" and id(arg) in lever_builtins:
+                if not frame.f_code.co_filename.startswith(_TORCH_DIRS):
+                    record(lever_builtins[id(arg)])
+                return
+            if event == "call":
+                code = frame.f_code
+                rule = codes.get(code)
+                if rule is None and dirs:
+                    filename = code.co_filename
+                    rule = next((pkg + ".*" for d, pkg in dirs if filename.startswith(d)), None)
+                if rule is not None:
+                    record(rule)
+            elif event == "c_call" and builtins_:
+                rule = builtins_.get(id(arg)) or builtins_.get(id(getattr(arg, "__self__", None)))
+                if rule is not None:
+                    record(rule)
+
+        return on_call
 
     def __enter__(self) -> "Watch":
-        if self.codes or self.builtins or self.dirs:
-            _listen()
-            self._profile = sys.getprofile()
-            _set_profile(self._on_call)
-            _ACTIVE.append(self)
+        # what records a broken rule, made now as a closure: the hook and the dispatch mode call it, never a name
+        # looked up on this class while the answer runs (white-box red team 23, D9)
+        seen, report = self.seen, self._report
+
+        def record(rule: str) -> None:
+            seen.add(rule)
+            if report is not None:
+                report(rule)
+
         if self.ops:
             import torch
 
             self._C = torch._C  # read on every call the notebook makes (_dispatch_off)
-            watch = self
+            ops = self.ops
 
             class _Ops(quiet_mode()):
                 def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                     name = func.overloadpacket.__name__
-                    if name in watch.ops:
-                        watch.saw(f"torch's {name.lstrip('_')} kernel")
+                    if name in ops:
+                        record(f"torch's {name.lstrip('_')} kernel")
                     return func(*args, **(kwargs or {}))
 
             self._mode = _Ops()
             self._mode.__enter__()
+        if self.codes or self.builtins or self.dirs:
+            _listen()
+            self._profile = sys.getprofile()
+            self._hook = self._profile_function(record)
+            _set_profile(self._hook)
+            _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -309,7 +330,7 @@ class Watch:
         if self.codes or self.builtins or self.dirs:
             if self in _ACTIVE:
                 _ACTIVE.remove(self)
-            if sys.getprofile() != self._on_call:
+            if sys.getprofile() is not self._hook:
                 self.saw(f"{OFF_RULE} (sys.setprofile)")
             _set_profile(self._profile)
         if self._mode is not None:
