@@ -442,12 +442,15 @@ def _verify(grader: "Grader", ctx: JobContext, run: NotebookRun) -> None:
         return ctx.stop(Status.TIMEOUT, f"wall-clock limit of {grader.limits.wall_s:g} s reached "
                         f"before {run.name}.ipynb could be checked")
     assert ctx.sandbox is not None  # _run, the step before this one on the notebook, made it
+    rules = ctx.broken_rules.get(run.name)
+    if run.skipped:
+        rules = grader._rules_without(ctx, run)
     verdict = verify_notebook(grader.course, ctx.template.source_paths[run.name], run.text,
                               slot=ctx.slot.n if ctx.slot else 0, policy=ctx.sandbox[0],
                               wall_s=max(1.0, ctx.deadline - time.monotonic()), model_file=grader._model,
                               step_timeout=grader.limits.cell_timeout or grader.course.cell_timeout,
                               skip_cells=tuple(run.skipped), sandboxed=ctx.slot is not None,
-                              rule_failures=ctx.broken_rules.get(run.name))
+                              rule_failures=rules)
     _take_verdict(verdict, run.name, ctx.record)
     _add_seconds(ctx.record, "verify", time.monotonic() - t_verify)
     for gid in run.tests:
@@ -759,6 +762,22 @@ class Grader:
             rebuilt[name] = got.notebook
             broken_rules[name] = got.rule_failures
         return rebuilt, broken_rules
+
+    def _rules_without(self, ctx: JobContext, run: NotebookRun) -> dict[str, list[str]]:
+        """The rules read again on the notebook the verification runs, without the cells it skips (a cell that
+        killed the kernel or hung): the text read must be the text run (white-box red team 23, D12: a last cell
+        of honest defs ending in os.abort() was read as the answers and never run). Read again in the intake
+        child; if that fails, every rule-bearing check is failed with the reason."""
+        from autograde.intake import intake
+        from autograde.verify import rules_of
+
+        rules = rules_of(self.course, ctx.template.source_paths[run.name])
+        got = intake(run.text.encode(), ctx.template.notebooks[run.name], ctx.job.assignment, self._known, scan=True,
+                     rules=rules, skip=run.skipped)
+        if got.status != "ok":
+            return {name: [f"the answers could not be read again without the skipped cells ({got.detail[:200]})"]
+                    for name in rules}
+        return got.rule_failures
 
     def _sandbox_policy(self) -> sandbox.Policy:
         return sandbox.Policy(memory_bytes=self.limits.memory_bytes, max_processes=self.limits.max_processes,

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,15 +56,16 @@ def fingerprints(release_text: str) -> dict:
 
 
 def intake(raw: bytes, release_text: str, assignment: str, known: dict[str, dict], *, scan: bool = True,
-           rules: dict[str, tuple[str, list[str]]] | None = None) -> Intake:
+           rules: dict[str, tuple[str, list[str]]] | None = None, skip: Sequence[int] = ()) -> Intake:
     """Rebuild and scan a submission in a limited child; known: {assignment id: fingerprints(...)}.
 
     rules: {check name: (exercise, forbidden calls)}: the answers are read for those calls here, from the
     text (course_lib.checks.rules.notebook_violations), since a kernel's own report of them is the student's.
+    skip: indices of cells the verification will not run (read as absent).
     """
     rules = rules or {}
     header = json.dumps({"release": release_text, "assignment": assignment, "known": known, "scan": scan,
-                         "rules": rules}).encode()
+                         "rules": rules, "skip": list(skip)}).encode()
     cmd = ["prlimit", f"--as={MEMORY_BYTES}", f"--cpu={CPU_SECONDS}", "--core=0", "--",
            sys.executable, "-m", INTAKE]
     try:

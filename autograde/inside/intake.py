@@ -89,8 +89,11 @@ def _main() -> int:
     found: dict[str, list[str]] = {}
     if job.get("rules"):
         from course_lib.checks.rules import answer_is_stub, course_statements, notebook_violations
-        answers = [c.source for c in nb.cells if c.cell_type == "code" and not is_autograded_test(c)
-                   and not is_demo(c)]  # what the kernel and the verification run
+        # what the kernel and the verification run; without the cells the verification was told to skip (a cell
+        # that killed the kernel or hung: white-box red team 23, D12: read as the answer, never run)
+        skip = {i for i in job.get("skip", []) if isinstance(i, int)}
+        answers = [c.source for i, c in enumerate(nb.cells) if c.cell_type == "code" and not is_autograded_test(c)
+                   and not is_demo(c) and i not in skip]
         # the checking process is the notebook's own: none of its results can be trusted
         reaching = (["your notebook reaches into the process that checks it (" + "; ".join(tamper)[:300]
                      + "): no result of it can be trusted"] if tamper else [])

@@ -66,3 +66,32 @@ def test_a_huge_cell_costs_bounded_time_and_memory(known):
                            "source": "x = [" + "1, " * (1 << 20) + "]\n" + "y = 1  # " + "z" * (1 << 20)})
     got = intake(json.dumps(nb).encode(), course.release_notebook(a, a).read_text(), a, fp)
     assert got.status in ("ok", "invalid_notebook"), got
+
+
+def test_the_rules_are_read_on_the_cells_the_verification_runs(known):
+    """White-box red team 23 (D12): the last cell held honest defs of the answers and ended with os.abort(); the
+    kernel died there, so the verification skipped the cell and checked the answers the cells above bound (numpy
+    helpers), against rules read on the honest text: 20/26, status kernel_died, no rule broken. The grader now
+    reads the rules again without the skipped cells (Grader._rules_without): here, the same notebook read with
+    and without its last cell. Control: without the skip the honest text is what is read."""
+    course, fp = known
+    from autograde.verify import rules_of
+
+    a = "02_logits_softmax"
+    nb = json.loads(course.release_notebook(a, a).read_text())
+    helper = ("import numpy as np\n\ndef softmax(logits):\n    import functools\n"
+              "    return torch.from_numpy(np.exp(logits.numpy() - functools.reduce(np.logaddexp, logits.numpy())))\n")
+    for cell in nb["cells"]:
+        if (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id") == "softmax":
+            cell["source"] = helper
+    honest = "def softmax(logits):\n    e = (logits - logits.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)\n"
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "killer", "metadata": {}, "outputs": [],
+                        "source": honest + "import os\nos.abort()\n"})
+    rules = rules_of(course, course.root / "solutions" / a / f"{a}.ipynb")
+    read_all = intake(json.dumps(nb).encode(), course.release_notebook(a, a).read_text(), a, fp, rules=rules)
+    assert read_all.status == "ok" and not read_all.rule_failures.get("softmax"), read_all.rule_failures
+    last = len(json.loads(read_all.notebook)["cells"]) - 1
+    without = intake(read_all.notebook.encode(), course.release_notebook(a, a).read_text(), a, fp, rules=rules,
+                     skip=[last])
+    assert without.status == "ok" and any("numpy.logaddexp" in m for m in without.rule_failures["softmax"]), \
+        without.rule_failures
