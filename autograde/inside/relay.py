@@ -123,6 +123,7 @@ def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
 
     from course_lib.checks.rules import plain_cell  # what runs is what the readings read
 
+    depth = sys.getrecursionlimit()  # put back after every cell (a cell may raise it to 10**6: D13)
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
             continue
@@ -132,6 +133,7 @@ def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
                     shell.run_cell(plain_cell(cell.source), silent=True, store_history=False)  # it reports errors
             except BaseException:  # an alarm that struck between IPython's own handlers
                 pass
+        sys.setrecursionlimit(depth)
         sink.seek(0)
         sink.truncate()
 
@@ -282,6 +284,9 @@ def quiet_shell(shell) -> None:
         from IPython.utils.text import SList
         return SList()
 
+    # an error's report costs no more than its line (white-box red team 23, D13: IPython formatted a traceback of
+    # 10**6 frames for ~6 minutes, past the cell's CPU limit, after sys.setrecursionlimit(10**6))
+    shell.InteractiveTB.set_mode("Minimal")
     shell.system = shell.system_raw = shell.system_piped = nothing
     shell.getoutput = no_output
     for name in NEUTRAL_MAGICS:

@@ -134,7 +134,10 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
     from nbclient.exceptions import DeadKernelError
 
     nb = nbformat.reads(nb, as_version=4)
+    # xmode Minimal: an error's report costs no more than its line (white-box red team 23, D13: a traceback of
+    # 10**6 frames took minutes to format after the cell's CPU limit had interrupted it)
     client = NotebookClient(nb, timeout=cell_timeout * WALL_FACTOR, kernel_name=KERNEL, allow_errors=True,
+                            extra_arguments=["--InteractiveShell.xmode=Minimal"],
                             interrupt_on_timeout=True, record_timing=False, shutdown_kernel="immediate",
                             raise_on_iopub_timeout=False, iopub_timeout=10,
                             error_on_timeout={"ename": "CellTimeoutError", "evalue": "",
