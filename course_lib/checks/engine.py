@@ -1090,7 +1090,9 @@ def _observe(fn: Callable, case: Case, allow_mutation: bool, watch: Any, counter
             if changed := _restore_classes():
                 return Outcome(case.label, error=f"your function changed torch's tensor class "
                                f"({', '.join(sorted(changed)[:3])}): put back", seconds=time.perf_counter() - t0)
-            if (foreign := _foreign_value(values)) is not None:
+            # this call's result now (walking every earlier one again made a case of 3,000 draws quadratic: 2x
+            # selfcheck 03's CPU), and all of them once after the loop (an earlier result changed since)
+            if (foreign := _foreign_value(values[-1])) is not None:
                 return Outcome(case.label, error=f"your function returned {foreign}",
                                seconds=time.perf_counter() - t0)
             given = [a for a, p in zip(args, pristine_args) if not _is_placeholder(p)]
@@ -1102,6 +1104,8 @@ def _observe(fn: Callable, case: Case, allow_mutation: bool, watch: Any, counter
                                seconds=time.perf_counter() - t0)
             written |= {k for k, n in _write_counts(args, kwargs).items() if n != before.get(k)}
             generator_moved = generator_moved or _generators_moved(fresh)
+        if (foreign := _foreign_value(values)) is not None:
+            return Outcome(case.label, error=f"your function returned {foreign}", seconds=time.perf_counter() - t0)
         if _oversized(values, MAX_RESULT_ITEMS):
             return Outcome(case.label, error=f"your function returned more than {MAX_RESULT_ITEMS:,} values, far more "
                            "than any case expects: not compared", seconds=time.perf_counter() - t0)
