@@ -485,7 +485,7 @@ def test_an_endless_recursion_costs_the_verification_no_more_than_its_cell():
     shell = InteractiveShell.instance()
     try:
         t0 = time.process_time()
-        shell.run_cell(cell.format(5_000), silent=True)
+        shell.run_cell(cell.format(3_000), silent=True)
         plain = time.process_time() - t0
         sys.setrecursionlimit(depth)
         quiet_shell(shell)
@@ -497,7 +497,7 @@ def test_an_endless_recursion_costs_the_verification_no_more_than_its_cell():
             def __exit__(self, *exc):
                 return False
 
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.format(50_000))])
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.format(30_000))])
         t0 = time.process_time()
         _run_cells(shell, nb, set(), io.StringIO(), Limit)
         quiet = time.process_time() - t0
