@@ -471,9 +471,10 @@ def test_timing_magics_run_and_are_read_as_the_code_they_time():
 def test_an_endless_recursion_costs_the_verification_no_more_than_its_cell():
     """White-box red team 23 (D13): `sys.setrecursionlimit(10**6)` and an endless recursion in a last cell held a
     worker 965 s and failed every honest answer (timeout): IPython formats the traceback of every frame (~0.38 ms
-    each), after the cell's CPU limit had fired. The verification's shell reports errors in one line and puts the
-    recursion limit back after each cell. Ground truth: the CPU the cell costs, measured; the plain shell's cost
-    at a tenth of the depth as the control."""
+    each, measured: 23 s of CPU at 60,000 frames), after the cell's CPU limit had fired. The verification's shell
+    reports errors in one line and puts the recursion limit back after each cell. Truth from the arithmetic: at
+    30,000 frames the per-frame formatting alone would cost ~11 s of CPU; the cell must cost under 3 s (CPU time,
+    so a loaded machine does not change it)."""
     import time
 
     from IPython.core.interactiveshell import InteractiveShell
@@ -481,13 +482,9 @@ def test_an_endless_recursion_costs_the_verification_no_more_than_its_cell():
     from autograde.inside.relay import _run_cells, quiet_shell
 
     depth = sys.getrecursionlimit()
-    cell = "import sys\nsys.setrecursionlimit({})\ndef r(n):\n    return r(n + 1)\nr(0)\n"
+    cell = "import sys\nsys.setrecursionlimit(30000)\ndef r(n):\n    return r(n + 1)\nr(0)\n"
     shell = InteractiveShell.instance()
     try:
-        t0 = time.process_time()
-        shell.run_cell(cell.format(3_000), silent=True)
-        plain = time.process_time() - t0
-        sys.setrecursionlimit(depth)
         quiet_shell(shell)
 
         class Limit:
@@ -497,12 +494,11 @@ def test_an_endless_recursion_costs_the_verification_no_more_than_its_cell():
             def __exit__(self, *exc):
                 return False
 
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.format(30_000))])
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
         t0 = time.process_time()
         _run_cells(shell, nb, set(), io.StringIO(), Limit)
-        quiet = time.process_time() - t0
+        assert time.process_time() - t0 < 3.0
         assert sys.getrecursionlimit() == depth
-        assert quiet < plain / 2, (plain, quiet)  # ten times deeper, and cheaper
     finally:
         sys.setrecursionlimit(depth)
         InteractiveShell.clear_instance()
