@@ -642,12 +642,12 @@ def _runs_later(node: ast.AST) -> bool:
     return isinstance(node, ast.AsyncFunctionDef)
 
 
-def _called_only(trees: Sequence[ast.AST], sites: Mapping[str, list], scanner: "_Scanner") -> set[str]:
+def _called_only(trees: Sequence[ast.AST], sites: Mapping[str, list], scanner: "_Scanner",
+                 callees: set[int]) -> set[str]:
     """Names of the notebook's functions that only ever run where the text calls them by name: bound by
     top-level ``def``s alone (no other binding, no ``global``), none a generator, decorated by nothing or by a
     library decorator, and named nowhere except as the function of a call. Any other function's object is in
     the notebook's data (a value, an argument, a decorator's hands): it may run inside any answer's call."""
-    callees = _callee_ids(trees)
     top = {id(n) for t in trees for n in getattr(t, "body", [])}
     out = set()
     for name, held in sites.items():
@@ -864,11 +864,11 @@ def notebook_violations(cells: Sequence[str], function: str, forbidden: Sequence
         # bound some other way (exec of a string, globals()[...] =): there is no text to read
         return [Violation(0, function, "an answer defined where the grader cannot read it (not by a def, a class "
                           "or an assignment in a cell that parses)")]
-    called_only = _called_only(trees, sites, scanner)
+    callees = _callee_ids(trees)  # once: who is named only as a call, and what module-level code keeps
+    called_only = _called_only(trees, sites, scanner, callees)
     defs = {name: [n for n, _ in sites[name]] for name in called_only}
     now, later = _when_code_runs(trees, sites, called_only, defs, course)
     found: list[Violation] = []
-    callees = _callee_ids(trees)
     held = _objects_held(trees, now, scanner)
 
     def at(node: ast.AST, rule: str, where: str) -> Violation:
@@ -1073,7 +1073,8 @@ def _timed_source(fn: Any) -> str | None:
                     and node.args[0].value == "time" and isinstance(node.args[2].value, str)):
                 lines = node.args[2].value.splitlines(keepends=True)[code.co_firstlineno - 1:]
                 text = textwrap.dedent("".join(inspect.getblock(lines))) if lines else ""
-                if _parse(text) is not None and any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                                    and d.name == fn.__name__ for d in ast.walk(_parse(text))):
+                body = _parse(text)
+                if body is not None and any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                            and d.name == fn.__name__ for d in ast.walk(body)):
                     return text
     return None
