@@ -1,7 +1,8 @@
-"""`accounts`: the import record ``SUBMISSIONS/.lms/<assignment>.json``: which LMS account and zip member each
-student folder came from. ``lms-import`` writes it (autograde/lms.py); ``lms-export``, the feedback zips
-(autograde/feedback_zip.py) and the submission times (autograde/deadlines.py: a Moodle zip member's time, Canvas's
-late flag) read it. Its own module so that deadlines reads it without importing lms, which imports deadlines.
+"""`accounts`: the import record ``SUBMISSIONS/.lms/<assignment>.json``: which LMS account and zip
+member each student folder came from. ``lms-import`` writes it (autograde/lms.py); ``lms-export``,
+the feedback zips (autograde/feedback_zip.py) and the submission times (autograde/deadlines.py: a
+Moodle zip member's time, Canvas's late flag) read it. Its own module so that deadlines reads it
+without importing lms, which imports deadlines.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-RECORD_DIR = ".lms"   # SUBMISSIONS/.lms/<assignment>.json; `grade` skips folders whose names begin with "."
+# SUBMISSIONS/.lms/<assignment>.json; `grade` skips folders whose names begin with "."
+RECORD_DIR = ".lms"
 
 
 def record_path(submissions: Path, assignment: str) -> Path:

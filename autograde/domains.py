@@ -1,22 +1,30 @@
-"""Each graded exercise's domain, from the student notebook's text alone (issue 38): what each argument may
-be, what comes back, the text's own edge cases quoted verbatim, and every stated property with the case that
-checks it ("check: label substring"; "contract X" names an engine-derived guarantee).
+"""Each graded exercise's domain, from the student notebook's text alone (issue 38): what each
+argument may be, what comes back, the text's own edge cases quoted verbatim, and every stated
+property with the case that checks it ("check: label substring"; "contract X" names an
+engine-derived guarantee).
 
-Instructor-only (it names hidden cases): kept out of course_lib, which students receive; autograde/tests/
-test_domains.py finds every quote in the notebook and every named case in its check."""
+Instructor-only (it names hidden cases): kept out of course_lib, which students receive;
+autograde/tests/ test_domains.py finds every quote in the notebook and every named case in its
+check."""
 
 from __future__ import annotations
 
 DOMAINS: dict[str, dict] = {}
 
 # pipeline_trace (course_lib/checks/pipeline_trace.py)
-DOMAINS['pipeline_trace'] = {
+DOMAINS["pipeline_trace"] = {
     "token_pieces": {
-        "args": {"enc": "any tiktoken.Encoding (cl100k_base or SmolLM2's)",
-                 "text": "any str whose bytes enc can encode: empty, emoji (a token may hold part of a character), "
-                         "any Unicode normal form, leading spaces, trailing newlines"},
+        "args": {
+            "enc": "any tiktoken.Encoding (cl100k_base or SmolLM2's)",
+            "text": "any str whose bytes enc can encode: empty, emoji (a token may hold part of a "
+            "character), "
+            "any Unicode normal form, leading spaces, trailing newlines",
+        },
         "returns": "list[bytes] joining to text.encode('utf-8')",
-        "text": ('`b"".join(token_pieces(enc, text)) == text.encode("utf-8")`', '`""` has no tokens'),
+        "text": (
+            '`b"".join(token_pieces(enc, text)) == text.encode("utf-8")`',
+            '`""` has no tokens',
+        ),
         "properties": {
             "exact bytes (emoji split)": "token_pieces: the emoji is split",
             "empty": "token_pieces: the empty string has no tokens",
@@ -29,19 +37,29 @@ DOMAINS['pipeline_trace'] = {
     "tokens_per_word": {
         "args": {"enc": "as token_pieces", "text": "str with at least one word"},
         "returns": "Python float",
-        "text": ("A word is a\nmaximal run of non-whitespace characters", "You may\nassume the text has at least one word"),
+        "text": (
+            "A word is a\nmaximal run of non-whitespace characters",
+            "You may\nassume the text has at least one word",
+        ),
         "properties": {
             "a float": "tokens_per_word: contract number",
-            "any whitespace separates": "tokens_per_word: words are separated by any run of whitespace",
+            "any whitespace separates": "tokens_per_word: words are separated by any run of "
+            "whitespace",
             "Unicode normal forms": "tokens_per_word_hidden: cafe\u0301",
             "leading space, trailing newline": "tokens_per_word_hidden: ' hello world\\n'",
             "determinism": "tokens_per_word: [called twice]",
         },
     },
     "run_embedding_layer": {
-        "args": {"token_ids": "long [B, T], T <= max_seq_len", "tables": "(vocab_size, d_model), (max_seq_len, d_model)"},
+        "args": {
+            "token_ids": "long [B, T], T <= max_seq_len",
+            "tables": "(vocab_size, d_model), (max_seq_len, d_model)",
+        },
         "returns": "[B, T, d_model]: token row + position row",
-        "text": ("positions counted from 0 in every row", "Create the positions on the ids' device"),
+        "text": (
+            "positions counted from 0 in every row",
+            "Create the positions on the ids' device",
+        ),
         "properties": {
             "exact sum": "embedding_layer: token row + position row, exactly",
             "T = max_seq_len": "embedding_layer_hidden: tables (200, 16) and (64, 16), ids (1, 64)",
@@ -50,7 +68,11 @@ DOMAINS['pipeline_trace'] = {
         },
     },
     "embedding_bytes": {
-        "args": {"vocab_size": "int >= 1", "d_model": "int >= 1", "bytes_per_value": "4, 2, 1, 0.5, 8"},
+        "args": {
+            "vocab_size": "int >= 1",
+            "d_model": "int >= 1",
+            "bytes_per_value": "4, 2, 1, 0.5, 8",
+        },
         "returns": "a number of bytes (products beyond 2^24: exact, Python arithmetic)",
         "text": ("Return\nbytes, not GB", "0.5 for 4-bit weights"),
         "properties": {
@@ -71,11 +93,17 @@ DOMAINS['pipeline_trace'] = {
         },
     },
     "causal_attention": {
-        "args": {"q, k": "float [..., T, d] (any number of leading dims)",
-                 "v": "float [..., T, d_v]; the text says d_v may differ from d but that the checks use d_v = d"},
+        "args": {
+            "q, k": "float [..., T, d] (any number of leading dims)",
+            "v": "float [..., T, d_v]; the text says d_v may differ from d but that the checks "
+            "use d_v = d",
+        },
         "returns": "[..., T, d_v], the inputs' dtype, on their device",
-        "text": ("`d_v` may differ from\n  `d`", "its weight is exactly 0",
-                 "the inputs may live on any device (a GPU too): your mask must be on the same one"),
+        "text": (
+            "`d_v` may differ from\n  `d`",
+            "its weight is exactly 0",
+            "the inputs may live on any device (a GPU too): your mask must be on the same one",
+        ),
         "properties": {
             "future invariance": "causal_attention: 2 sequences equal up to position 2",
             "masked weight exactly 0": "causal_attention_hidden: masked entries must be -inf",
@@ -87,17 +115,26 @@ DOMAINS['pipeline_trace'] = {
         },
     },
     "top_k_next_tokens": {
-        "args": {"model": "model(idx) -> [B, T, V] on any device", "tok": "encode(prompt)", "prompt": "str",
-                 "k": "1 <= k <= V (default 10)"},
+        "args": {
+            "model": "model(idx) -> [B, T, V] on any device",
+            "tok": "encode(prompt)",
+            "prompt": "str",
+            "k": "1 <= k <= V (default 10)",
+        },
         "returns": "list of (int, float) pairs, most likely first, not renormalised",
-        "text": ("They are not renormalised over the `k` you keep", "computed in float32",
-                 "on a batch of one sequence **on the model's device**"),
+        "text": (
+            "They are not renormalised over the `k` you keep",
+            "computed in float32",
+            "on a batch of one sequence **on the model's device**",
+        ),
         "properties": {
             "not renormalised": "top_k_next_tokens: toy model, after token 3: p = 128/255",
             "k = V": "top_k_next_tokens: k = V = 8: the whole distribution",
-            "float32 from bfloat16 logits": "top_k_next_tokens_hidden: toy model with bfloat16 logits",
+            "float32 from bfloat16 logits": "top_k_next_tokens_hidden: toy model with bfloat16 "
+            "logits",
             "prompt ending in a space": "top_k_next_tokens_hidden: a prompt ending in a space",
-            "ids on the model's device": "top_k_next_tokens_hidden: weights are on another device than the CPU",
+            "ids on the model's device": "top_k_next_tokens_hidden: weights are on another device "
+            "than the CPU",
             "determinism": "top_k_next_tokens: [called twice]",
         },
     },
@@ -114,19 +151,26 @@ DOMAINS['pipeline_trace'] = {
 }
 
 # logits_softmax (course_lib/checks/logits_softmax.py)
-DOMAINS['logits_softmax'] = {
+DOMAINS["logits_softmax"] = {
     "softmax": {
-        "args": {"logits": "float32/float64 [..., V] (any batch shape); -inf entries; >= 1 finite entry per row; "
-                           "any magnitude (rows of all large negative logits included)"},
+        "args": {
+            "logits": "float32/float64 [..., V] (any batch shape); -inf entries; >= 1 finite "
+            "entry per row; "
+            "any magnitude (rows of all large negative logits included)"
+        },
         "returns": "probabilities, the input's dtype",
-        "text": ("float32 in → float32 out, float64 in → float64 out", "no NaN for `[1000., 999.]`",
-                 "entries equal to `-inf` (masked tokens) get probability exactly 0",
-                 "every row has at least one finite logit"),
+        "text": (
+            "float32 in → float32 out, float64 in → float64 out",
+            "no NaN for `[1000., 999.]`",
+            "entries equal to `-inf` (masked tokens) get probability exactly 0",
+            "every row has at least one finite logit",
+        ),
         "properties": {
             "dtype kept (float64)": "softmax: float64 input of shape [2, 3, 5]",
             "-inf gets exactly 0": "softmax: -inf logit gets probability 0",
             "overflow": "softmax: exp(500) overflows float32",
-            "rows of all large negative logits": "softmax_hidden: each row shifted by a different offset (0 ... 1000)",
+            "rows of all large negative logits": "softmax_hidden: each row shifted by a different "
+            "offset (0 ... 1000)",
             "determinism": "softmax: [called twice]",
             "no mutation": "softmax: contract no_mutation",
         },
@@ -139,16 +183,23 @@ DOMAINS['logits_softmax'] = {
             "underflow": "log_softmax: [0, -200]: softmax underflows to 0",
             "-inf stays -inf": "log_softmax: -inf logit stays -inf",
             "dtype kept (float64)": "log_softmax: float64 input of shape [2, 3, 5]",
-            "rows of all large negative logits": "log_softmax_hidden: each row shifted by a different offset",
+            "rows of all large negative logits": "log_softmax_hidden: each row shifted by a "
+            "different offset",
             "determinism": "log_softmax: [called twice]",
             "no mutation": "log_softmax: contract no_mutation",
         },
     },
     "probs_at_temperature": {
-        "args": {"logits": "float32/float64 [..., V]", "T": "float or int >= 0; any T > 0 with logits / T finite"},
+        "args": {
+            "logits": "float32/float64 [..., V]",
+            "T": "float or int >= 0; any T > 0 with logits / T finite",
+        },
         "returns": "probabilities, the input's dtype (float64 accuracy for float64)",
-        "text": ("split the probability **evenly** among them", "including tiny ones such as 1e-6",
-                 "a float64 input gets float64 accuracy"),
+        "text": (
+            "split the probability **evenly** among them",
+            "including tiny ones such as 1e-6",
+            "a float64 input gets float64 accuracy",
+        ),
         "properties": {
             "T = 0 exact one-hot": "probs_at_temperature: T=0 is greedy: exact one-hot",
             "ties split evenly": "probs_at_temperature_hidden: T=0 with ties",
@@ -162,8 +213,12 @@ DOMAINS['logits_softmax'] = {
     },
     "entropy": {
         "args": {"probs": "float32/float64 [..., V], exact zeros allowed"},
-        "returns": "nats [...] (0-dim for one distribution); the text fixes no dtype (a float64 result is accepted)",
-        "text": ("No NaN for probabilities that are exactly 0", "a 0-dim tensor for a single\ndistribution"),
+        "returns": "nats [...] (0-dim for one distribution); the text fixes no dtype (a float64 "
+        "result is accepted)",
+        "text": (
+            "No NaN for probabilities that are exactly 0",
+            "a 0-dim tensor for a single\ndistribution",
+        ),
         "properties": {
             "zeros": "entropy_hidden: [3, 6] with exact zeros",
             "float64": "entropy: float64 batch [3, 5] with a zero",
@@ -172,22 +227,34 @@ DOMAINS['logits_softmax'] = {
         },
     },
     "sequence_logprob": {
-        "args": {"model": "[B, T] ids -> [B, T, V] logits, any device", "tok": "encode(text) -> ids", "text": "str"},
+        "args": {
+            "model": "[B, T] ids -> [B, T, V] logits, any device",
+            "tok": "encode(text) -> ids",
+            "text": "str",
+        },
         "returns": "Python float",
-        "text": ("as a Python `float`", "fewer than 2 tokens (nothing to score) raise `ValueError`",
-                 "on a batch of one sequence on the model's device"),
+        "text": (
+            "as a Python `float`",
+            "fewer than 2 tokens (nothing to score) raise `ValueError`",
+            "on a batch of one sequence on the model's device",
+        ),
         "properties": {
             "a float": "sequence_logprob: contract number",
             "ValueError": "sequence_logprob: one token: nothing to score, must raise ValueError",
             "real model": "sequence_logprob_hidden: SmolLM2",
-            "ids on the model's device": "sequence_logprob_hidden: weights are on another device than the CPU",
+            "ids on the model's device": "sequence_logprob_hidden: weights are on another device "
+            "than the CPU",
             "without gradients (visible)": "sequence_logprob: refuses to run with gradients on",
             "one forward pass (visible)": "sequence_logprob: one pass over the whole text",
             "determinism": "sequence_logprob: [called twice]",
         },
     },
     "perplexity": {
-        "args": {"model": "as sequence_logprob", "tok": "as sequence_logprob", "text": "str, >= 2 tokens"},
+        "args": {
+            "model": "as sequence_logprob",
+            "tok": "as sequence_logprob",
+            "text": "str, >= 2 tokens",
+        },
         "returns": "Python float",
         "text": ("as a Python\n`float`",),
         "properties": {
@@ -199,11 +266,16 @@ DOMAINS['logits_softmax'] = {
 }
 
 # sampling (course_lib/checks/sampling.py)
-DOMAINS['sampling'] = {
+DOMAINS["sampling"] = {
     "greedy": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [..., V] (any batch shape); -inf allowed"},
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [..., V] (any batch shape); -inf allowed"
+        },
         "returns": "long ids [...]: a 0-dim tensor for [V]",
-        "text": ("**Ties** go to the **lowest** id", "any batch shape; float16/bfloat16 inputs too"),
+        "text": (
+            "**Ties** go to the **lowest** id",
+            "any batch shape; float16/bfloat16 inputs too",
+        ),
         "properties": {
             "dtype long": "greedy: [2.0, 1.0, 0.5, 0.1] -> 0 (a 0-dim tensor)",
             "ties to the lowest id": "greedy: tie between ids 1 and 2 -> the lowest id, 1",
@@ -214,11 +286,16 @@ DOMAINS['sampling'] = {
         },
     },
     "sample": {
-        "args": {"probs": "float32/float64 [..., V], rows >= 0 summing to 1 up to rounding; exact zeros",
-                 "generator": "torch.Generator: the only source of randomness"},
+        "args": {
+            "probs": "float32/float64 [..., V], rows >= 0 summing to 1 up to rounding; exact zeros",
+            "generator": "torch.Generator: the only source of randomness",
+        },
         "returns": "long ids [...]",
-        "text": ("dtype `torch.long`", "Tokens with probability 0 must never be returned",
-                 "drawn independently for every row with `generator`"),
+        "text": (
+            "dtype `torch.long`",
+            "Tokens with probability 0 must never be returned",
+            "drawn independently for every row with `generator`",
+        ),
         "properties": {
             "dtype long": "sample_hidden: contract long ids",
             "zeros never drawn": "sample: zeros are never drawn",
@@ -231,7 +308,10 @@ DOMAINS['sampling'] = {
         },
     },
     "top_k_filter": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "k": "positive int; k >= V allowed"},
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [..., V]",
+            "k": "positive int; k >= V allowed",
+        },
         "returns": "new tensor, same shape and dtype; removed = -inf",
         "text": ("`k >= V` keeps everything (no error)", "never modify `logits` in place"),
         "properties": {
@@ -247,11 +327,16 @@ DOMAINS['sampling'] = {
         },
     },
     "top_p_filter": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "p": "[0, 1]",
-                 "min_tokens_to_keep": "positive int"},
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [..., V]",
+            "p": "[0, 1]",
+            "min_tokens_to_keep": "positive int",
+        },
         "returns": "new tensor, same shape and dtype",
-        "text": ("`p == 1` keeps every token; `p == 0` keeps only `min_tokens_to_keep`",
-                 "keep exactly `min_tokens_to_keep`: any of the tied ones will do"),
+        "text": (
+            "`p == 1` keeps every token; `p == 0` keeps only `min_tokens_to_keep`",
+            "keep exactly `min_tokens_to_keep`: any of the tied ones will do",
+        ),
         "properties": {
             "mass before reaches p": "top_p_filter: 0.5 already reaches p, keep ONE token",
             "p == 1": "top_p_filter: p=1 keeps every token",
@@ -266,23 +351,33 @@ DOMAINS['sampling'] = {
         },
     },
     "min_p_filter": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "min_p": "[0, 1]",
-                 "min_tokens_to_keep": "positive int"},
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [..., V]",
+            "min_p": "[0, 1]",
+            "min_tokens_to_keep": "positive int",
+        },
         "returns": "new tensor, same shape and dtype",
-        "text": ("with equal to the threshold kept", "`min_p = 0` keeps all; `min_p = 1` keeps the top token(s)",
-                 "a softmax computed in float32 or float64, not the logit form above"),
+        "text": (
+            "with equal to the threshold kept",
+            "`min_p = 0` keeps all; `min_p = 1` keeps the top token(s)",
+            "a softmax computed in float32 or float64, not the logit form above",
+        ),
         "properties": {
             "equal kept": "min_p_filter: min_p=1 with three tied top tokens",
-            "equal kept below the top": "min_p_filter_hidden: the token at exactly min_p * p_max is kept",
+            "equal kept below the top": "min_p_filter_hidden: the token at exactly min_p * p_max "
+            "is kept",
             "probabilities, not the logit form": "min_p_filter_hidden: float32 logits near 1e4",
             "relative to p_max": "min_p_filter: relative to p_max, not absolute",
-            "probabilities in float32, not bfloat16": "min_p_filter_hidden: probabilities in float32, not bfloat16",
+            "probabilities in float32, not bfloat16": "min_p_filter_hidden: probabilities in "
+            "float32, not bfloat16",
             "all large negative": "min_p_filter_hidden: all near -1e4",
             "dtype kept": "min_p_filter: float16 stays float16",
             "ValueError": "min_p_filter: min_p=-0.1 must raise ValueError",
             "real vocabulary": "min_p_filter_hidden: float32 [2, 49152], min_p=0.05",
-            "equal kept below the top (visible)": "min_p_filter: the token at exactly min_p * p_max is kept",
-            "probabilities, not the logit form (visible)": "min_p_filter: compared as probabilities",
+            "equal kept below the top (visible)": "min_p_filter: the token at exactly min_p * "
+            "p_max is kept",
+            "probabilities, not the logit form (visible)": "min_p_filter: compared as "
+            "probabilities",
             "determinism": "min_p_filter: [called twice]",
             "no mutation": "min_p_filter: contract no_mutation",
         },
@@ -290,9 +385,14 @@ DOMAINS['sampling'] = {
     "apply_temperature": {
         "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "T": "float or int >= 0"},
         "returns": "new tensor, dtype kept",
-        "text": ("greedy **without dividing**", "several tied maxima all keep their value", "$T < 0$: raise `ValueError`"),
+        "text": (
+            "greedy **without dividing**",
+            "several tied maxima all keep their value",
+            "$T < 0$: raise `ValueError`",
+        ),
         "properties": {
-            "T = 0 without division": "apply_temperature: T=0: greedy, the top logit keeps its value",
+            "T = 0 without division": "apply_temperature: T=0: greedy, the top logit keeps its "
+            "value",
             "tied maxima": "apply_temperature: T=0 with a tie: both top tokens stay",
             "tiny T divides": "apply_temperature_hidden: T=1e-05",
             "dtype kept": "apply_temperature: float16 stays float16",
@@ -303,11 +403,18 @@ DOMAINS['sampling'] = {
         },
     },
     "penalize_repeats": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]",
-                 "previous_ids": "long [..., L] or a Python list; L may be 0", "penalty": "> 0"},
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [..., V]",
+            "previous_ids": "long [..., L] or a Python list; L may be 0",
+            "penalty": "> 0",
+        },
         "returns": "new tensor, dtype kept, on logits' device",
-        "text": ("once per token, however many times it appeared", "`L` may be 0",
-                 "an empty list is an empty history", "`device=logits.device`"),
+        "text": (
+            "once per token, however many times it appeared",
+            "`L` may be 0",
+            "an empty list is an empty history",
+            "`device=logits.device`",
+        ),
         "properties": {
             "once per token": "penalize_repeats: a token seen 3 times is penalised once",
             "empty history": "penalize_repeats_hidden: an empty history: nothing is penalised",
@@ -322,9 +429,12 @@ DOMAINS['sampling'] = {
         },
     },
     "process_logits": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [..., V]", "settings": "keywords, neutral defaults"},
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [..., V]",
+            "settings": "keywords, neutral defaults",
+        },
         "returns": "new logits [..., V], input dtype",
-        "text": ("`top_k=0` is a setting, not \"off\"", "never modify the input"),
+        "text": ('`top_k=0` is a setting, not "off"', "never modify the input"),
         "properties": {
             "order of the steps": "process_logits: temperature BEFORE top-p",
             "top_k=0 reaches top_k_filter": "process_logits_hidden: top_k=0 is a setting",
@@ -336,7 +446,11 @@ DOMAINS['sampling'] = {
         },
     },
     "sample_next": {
-        "args": {"logits": "float [V] or [B, V]", "generator": "torch.Generator", "settings": "process_logits's"},
+        "args": {
+            "logits": "float [V] or [B, V]",
+            "generator": "torch.Generator",
+            "settings": "process_logits's",
+        },
         "returns": "long ids [] or [B]",
         "text": ("with no random number drawn", "(their softmax, computed in float32)"),
         "properties": {
@@ -352,7 +466,11 @@ DOMAINS['sampling'] = {
     "distinct_n": {
         "args": {"sequences": "list of lists of ids (may be empty)", "n": "int >= 1"},
         "returns": "Python float",
-        "text": ("n-grams never span two sequences", "`0.0` if there are no\nn-grams", "`ValueError` for `n < 1`"),
+        "text": (
+            "n-grams never span two sequences",
+            "`0.0` if there are no\nn-grams",
+            "`ValueError` for `n < 1`",
+        ),
         "properties": {
             "a float": "distinct_n: contract number",
             "never across sequences": "distinct_n: n-grams never cross sequences",
@@ -365,7 +483,11 @@ DOMAINS['sampling'] = {
         },
     },
     "ends_in_loop": {
-        "args": {"ids": "list of ids (may be empty)", "max_period": "int >= 1", "min_repeats": "int >= 1"},
+        "args": {
+            "ids": "list of ids (may be empty)",
+            "max_period": "int >= 1",
+            "min_repeats": "int >= 1",
+        },
         "returns": "bool",
         "text": ("also for sequences too short to contain any such tail",),
         "properties": {
@@ -380,36 +502,58 @@ DOMAINS['sampling'] = {
 }
 
 # generation_loop (course_lib/checks/generation_loop.py)
-DOMAINS['generation_loop'] = {
+DOMAINS["generation_loop"] = {
     "generate_loop": {
-        "args": {"model": "model(idx, attention_mask=mask) -> [B, T, V]", "prompts": "lists of ids, >= 1 each",
-                 "max_new_tokens": "int >= 0", "step": "callable [B, V] -> [B] ids", "eos_id": "int or None (0 is an id)",
-                 "stop_sequences": "list[int] token stops and str text stops (may sit inside a token, straddle tokens, "
-                                   "or be bytes of several tokens)",
-                 "tokenizer": "decode(ids) -> str", "generator": "passed on to step"},
-        "returns": "one {'tokens': [python ints], 'finish_reason': 'eos' | 'stop' | 'length'} per prompt",
-        "text": ("the completing token is returned", "an `eos_id` token is `\"eos\"` even if a stop sequence ends with that id",
-                 "EOS or a stop on the last allowed token is `\"eos\"` or `\"stop\"`, not `\"length\"`"),
+        "args": {
+            "model": "model(idx, attention_mask=mask) -> [B, T, V]",
+            "prompts": "lists of ids, >= 1 each",
+            "max_new_tokens": "int >= 0",
+            "step": "callable [B, V] -> [B] ids",
+            "eos_id": "int or None (0 is an id)",
+            "stop_sequences": "list[int] token stops and str text stops (may sit inside a token, "
+            "straddle tokens, "
+            "or be bytes of several tokens)",
+            "tokenizer": "decode(ids) -> str",
+            "generator": "passed on to step",
+        },
+        "returns": "one {'tokens': [python ints], 'finish_reason': 'eos' | 'stop' | 'length'} per "
+        "prompt",
+        "text": (
+            "the completing token is returned",
+            'an `eos_id` token is `"eos"` even if a stop sequence ends with that id',
+            'EOS or a stop on the last allowed token is `"eos"` or `"stop"`, not `"length"`',
+        ),
         "properties": {
             "EOS not returned": "generate_loop: EOS id 6 ends the row (EOS itself not returned)",
             "max_new_tokens = 0": "generate_loop: max_new_tokens = 0",
             "only new tokens count": "generate_loop: only NEW tokens count",
             "text stop straddling tokens": "generate_loop_hidden: straddling tokens 3-4",
-            "text stop inside a token carrying more text": "generate_loop_hidden: completed inside new token 4",
+            "text stop inside a token carrying more text": "generate_loop_hidden: completed "
+            "inside new token 4",
             "EOS first": "generate_loop_hidden: the EOS token would also complete a stop sequence",
             "last allowed token": "generate_loop_hidden: EOS on the last allowed token",
-            "generator passed on": "generate_loop: the generator is passed on to the step as generator=",
+            "generator passed on": "generate_loop: the generator is passed on to the step as "
+            "generator=",
             "determinism": "generate_loop: [called twice]",
         },
     },
     "attend_with_cache": {
-        "args": {"q": "float [B, n_head, T, hd]", "k_new, v_new": "[B, n_kv, T, hd]",
-                 "k_cache, v_cache": "[B, n_kv, past, hd], past may be 0", "n_head": "a multiple of n_kv"},
-        "returns": "(y [B, n_head, T, hd], k_all, v_all): any float dtype; float64 inputs need float64 accuracy",
-        "text": ("(`past` may be 0)", "any float dtype may come back, but float64 inputs need float64 accuracy",
-                 "`device=q.device`"),
+        "args": {
+            "q": "float [B, n_head, T, hd]",
+            "k_new, v_new": "[B, n_kv, T, hd]",
+            "k_cache, v_cache": "[B, n_kv, past, hd], past may be 0",
+            "n_head": "a multiple of n_kv",
+        },
+        "returns": "(y [B, n_head, T, hd], k_all, v_all): any float dtype; float64 inputs need "
+        "float64 accuracy",
+        "text": (
+            "(`past` may be 0)",
+            "any float dtype may come back, but float64 inputs need float64 accuracy",
+            "`device=q.device`",
+        ),
         "properties": {
-            "any float dtype (float64 result accepted)": "attend_with_cache_hidden: contract any_float",
+            "any float dtype (float64 result accepted)": "attend_with_cache_hidden: contract "
+            "any_float",
             "float64 accuracy": "attend_with_cache: float64 inputs: float64 accuracy (rtol 1e-9)",
             "past = 0": "attend_with_cache: prefill: empty cache",
             "GQA mapping": "attend_with_cache: head h reads KV head h // 2",
@@ -420,8 +564,11 @@ DOMAINS['generation_loop'] = {
         },
     },
     "kv_cache_bytes": {
-        "args": {"n_layer, n_head, n_kv_head, head_dim, n_tokens, batch_size": "ints (n_tokens may be 0)",
-                 "bytes_per_value": "4, 2, 1"},
+        "args": {
+            "n_layer, n_head, n_kv_head, head_dim, n_tokens, "
+            "batch_size": "ints (n_tokens may be 0)",
+            "bytes_per_value": "4, 2, 1",
+        },
         "returns": "Python int (products far beyond 2^24 and 2^31)",
         "text": ("Return the number of bytes as a Python `int`",),
         "properties": {
@@ -432,7 +579,12 @@ DOMAINS['generation_loop'] = {
         },
     },
     "weight_bytes": {
-        "args": {"n_params": "int >= 0", "bits": "int >= 1", "group_size": "None or int >= 1", "group_bytes": "int >= 0"},
+        "args": {
+            "n_params": "int >= 0",
+            "bits": "int >= 1",
+            "group_size": "None or int >= 1",
+            "group_bytes": "int >= 0",
+        },
         "returns": "Python int",
         "text": ("Return a Python `int`", "when `n_params × bits` is not a whole number of bytes"),
         "properties": {
@@ -455,9 +607,14 @@ DOMAINS['generation_loop'] = {
         },
     },
     "beam_search": {
-        "args": {"model": "model(idx [1, T]) -> [1, T, V]", "prompt_ids": "list of ids",
-                 "beam_width": "int >= 1, may equal or exceed the vocabulary", "max_new_tokens": "int >= 1",
-                 "eos_id": "an id (0 included)", "length_penalty": "float >= 0"},
+        "args": {
+            "model": "model(idx [1, T]) -> [1, T, V]",
+            "prompt_ids": "list of ids",
+            "beam_width": "int >= 1, may equal or exceed the vocabulary",
+            "max_new_tokens": "int >= 1",
+            "eos_id": "an id (0 included)",
+            "length_penalty": "float >= 0",
+        },
         "returns": "(tokens without EOS, normalised score float)",
         "text": ("Width 1 must equal greedy", "**without** its EOS"),
         "properties": {
@@ -472,10 +629,13 @@ DOMAINS['generation_loop'] = {
 }
 
 # debugging_generation (course_lib/checks/debugging_generation.py)
-DOMAINS['debugging_generation'] = {
+DOMAINS["debugging_generation"] = {
     "find_cycle": {
-        "args": {"ids": "list of ints or a 1-D LongTensor (may be empty)", "max_period": "int >= 1",
-                 "min_repeats": "int >= 1"},
+        "args": {
+            "ids": "list of ints or a 1-D LongTensor (may be empty)",
+            "max_period": "int >= 1",
+            "min_repeats": "int >= 1",
+        },
         "returns": "(period, repeats), two Python ints; (0, 0) when none",
         "text": ("(also for empty or too-short sequences)", "`1..max_period` (inclusive)"),
         "properties": {
@@ -499,10 +659,20 @@ DOMAINS['debugging_generation'] = {
         },
     },
     "repetition_penalty": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [B, V]", "ids": "LongTensor [B, L]", "penalty": "> 0",
-                 "prompt_len": "int >= 0", "count_prompt": "bool", "window": "None or int >= 0 (0: none)"},
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [B, V]",
+            "ids": "LongTensor [B, L]",
+            "penalty": "> 0",
+            "prompt_len": "int >= 0",
+            "count_prompt": "bool",
+            "window": "None or int >= 0 (0: none)",
+        },
         "returns": "new tensor, the input's dtype, computed in it, on logits' device",
-        "text": ("(`window=0`: none)", "float64 logits keep float64 accuracy", "`device=logits.device`"),
+        "text": (
+            "(`window=0`: none)",
+            "float64 logits keep float64 accuracy",
+            "`device=logits.device`",
+        ),
         "properties": {
             "window 0": "repetition_penalty: window=0: nothing counts",
             "once per token": "repetition_penalty: a token seen 3 times is penalised once",
@@ -516,20 +686,30 @@ DOMAINS['debugging_generation'] = {
         },
     },
     "presence_frequency_penalty": {
-        "args": {"logits": "float16/bfloat16/float32/float64 [B, V]", "ids": "[B, L], a token may repeat hundreds of "
-                 "times (beyond bfloat16's integers)", "presence, frequency": "any floats (negative encourage)",
-                 "prompt_len": "int >= 0"},
-        "returns": "new tensor, the input's dtype; computed in float32 for half dtypes, float64 for float64",
-        "text": ("Compute in float32\nfor float16/bfloat16 logits (float64 stays float64)", "**Vectorised**"),
+        "args": {
+            "logits": "float16/bfloat16/float32/float64 [B, V]",
+            "ids": "[B, L], a token may repeat hundreds of times (beyond bfloat16's integers)",
+            "presence, frequency": "any floats (negative encourage)",
+            "prompt_len": "int >= 0",
+        },
+        "returns": "new tensor, the input's dtype; computed in float32 for half dtypes, float64 "
+        "for float64",
+        "text": (
+            "Compute in float32\nfor float16/bfloat16 logits (float64 stays float64)",
+            "**Vectorised**",
+        ),
         "properties": {
             "counts": "presence_frequency_penalty: id 1 six times",
-            "> 256 repeats in bfloat16": "presence_frequency_penalty_hidden: tokens repeated 257 to 300 times",
+            "> 256 repeats in bfloat16": "presence_frequency_penalty_hidden: tokens repeated 257 "
+            "to 300 times",
             "dtype kept": "presence_frequency_penalty: bfloat16 stays bfloat16",
             "float64 accuracy": "presence_frequency_penalty: float64 logits keep float64 accuracy",
             "device": "presence_frequency_penalty_hidden: [inputs on the meta device]",
             "cost (vectorised)": "presence_frequency_penalty_hidden: cost: V = 5000",
-            "no Python loop over the vocabulary or the history (visible)": "presence_frequency_penalty: cost: V = 50",
-            "computed in float32 for bfloat16 (visible)": "presence_frequency_penalty: rounded once",
+            "no Python loop over the vocabulary or the history "
+            "(visible)": "presence_frequency_penalty: cost: V = 50",
+            "computed in float32 for bfloat16 (visible)": "presence_frequency_penalty: rounded "
+            "once",
             "counts above 256 in bfloat16 (visible)": "presence_frequency_penalty: seen 257 times",
             "determinism": "presence_frequency_penalty: [called twice]",
             "no mutation": "presence_frequency_penalty: contract no_mutation",
@@ -538,8 +718,10 @@ DOMAINS['debugging_generation'] = {
     "ban_repeated_ngrams": {
         "args": {"logits": "float [B, V]", "ids": "[B, L] (prompt included)", "n": "int >= 1"},
         "returns": "new tensor (input dtype), banned tokens -inf",
-        "text": ("Rows shorter than `n` ban nothing; `n = 1` bans every token the row contains",
-                 "Raise\n`ValueError` if `n < 1`"),
+        "text": (
+            "Rows shorter than `n` ban nothing; `n = 1` bans every token the row contains",
+            "Raise\n`ValueError` if `n < 1`",
+        ),
         "properties": {
             "shorter than n": "ban_repeated_ngrams: shorter than n: nothing banned",
             "n = 1": "ban_repeated_ngrams: n=1: every token already in the sequence",

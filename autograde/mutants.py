@@ -1,19 +1,22 @@
-"""Machine-made wrong answers: mutation testing of the reference solutions against the checks, in-process.
+"""Machine-made wrong answers: mutation testing of the reference solutions against the checks,
+in-process.
 
-The bug zoo measures the checks against the bugs their authors imagined; mutants measure them against bugs
-nobody imagined. Each mutant is the reference definition of one graded exercise with one small syntactic
-change (an operator, a comparison, a constant, a method such as ``argmax``/``argmin``, a removed ``.clone()``
-or ``generator=`` keyword, a ``raise`` turned into ``pass``, a negated ``if``), compiled into a copy of the
-reference notebook's namespace and run against every check of its exercise, exactly as a bug-zoo entry is.
-A mutant is *killed* when at least one check fails (or it runs past its time limit); a mutant that survives
-must either be killed by a better check or be recorded as *equivalent* (no input the exercise allows tells
-it apart from the reference) in ``autograde/equivalent_mutants/<assignment>.json`` as ``{key: reason}``.
+The bug zoo measures the checks against the bugs their authors imagined; mutants measure them
+against bugs nobody imagined. Each mutant is the reference definition of one graded exercise with
+one small syntactic change (an operator, a comparison, a constant, a method such as
+``argmax``/``argmin``, a removed ``.clone()`` or ``generator=`` keyword, a ``raise`` turned into
+``pass``, a negated ``if``), compiled into a copy of the reference notebook's namespace and run
+against every check of its exercise, exactly as a bug-zoo entry is. A mutant is *killed* when at
+least one check fails (or it runs past its time limit); a mutant that survives must either be killed
+by a better check or be recorded as *equivalent* (no input the exercise allows tells it apart from
+the reference) in ``autograde/equivalent_mutants/<assignment>.json`` as ``{key: reason}``.
 
-Why our own AST mutator rather than mutmut or cosmic-ray: both mutate files on disk and judge a mutant by
-running a test command (pytest) in a new process per mutant; our "code under test" lives in notebook cells
-and our "tests" are data-driven checks that need the loaded model, so a mutant is cheapest as one ``exec``
-of the changed function in the already-loaded namespace (no process, no model reload). The operators below
-are the union of mutmut's and cosmic-ray's core operators that apply to this code, plus tensor-specific ones.
+Why our own AST mutator rather than mutmut or cosmic-ray: both mutate files on disk and judge a
+mutant by running a test command (pytest) in a new process per mutant; our "code under test" lives
+in notebook cells and our "tests" are data-driven checks that need the loaded model, so a mutant is
+cheapest as one ``exec`` of the changed function in the already-loaded namespace (no process, no
+model reload). The operators below are the union of mutmut's and cosmic-ray's core operators that
+apply to this code, plus tensor-specific ones.
 """
 
 from __future__ import annotations
@@ -30,25 +33,75 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-BINOPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-          ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
-CMPOPS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
-          ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+BINOPS = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+    ast.Mod: ast.FloorDiv,
+    ast.Pow: ast.Mult,
+}
+CMPOPS = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
 # method/attribute names swapped for a plausible wrong neighbour
-ATTRS = {"argmax": "argmin", "argmin": "argmax", "max": "min", "min": "max", "amax": "amin", "amin": "amax",
-         "sum": "mean", "mean": "sum", "float32": "float16", "float64": "float32", "log": "log2",
-         "log_softmax": "softmax", "softmax": "log_softmax", "cumsum": "cumprod", "exp": "exp2",
-         "isinf": "isnan", "isneginf": "isposinf", "topk": "kthvalue", "tril": "triu", "triu": "tril",
-         "sort": "argsort", "ge": "gt", "gt": "ge", "le": "lt", "lt": "le", "append": "insert"}
+ATTRS = {
+    "argmax": "argmin",
+    "argmin": "argmax",
+    "max": "min",
+    "min": "max",
+    "amax": "amin",
+    "amin": "amax",
+    "sum": "mean",
+    "mean": "sum",
+    "float32": "float16",
+    "float64": "float32",
+    "log": "log2",
+    "log_softmax": "softmax",
+    "softmax": "log_softmax",
+    "cumsum": "cumprod",
+    "exp": "exp2",
+    "isinf": "isnan",
+    "isneginf": "isposinf",
+    "topk": "kthvalue",
+    "tril": "triu",
+    "triu": "tril",
+    "sort": "argsort",
+    "ge": "gt",
+    "gt": "ge",
+    "le": "lt",
+    "lt": "le",
+    "append": "insert",
+}
 # calls that only copy or convert: removing them is a plausible wrong answer (aliasing, dtype)
 DROP_CALLS = {"clone", "copy", "float", "double", "contiguous", "detach", "tolist", "item"}
 # keywords whose removal changes the contract (generator, dtype, device, shape)
-DROP_KEYWORDS = {"generator", "dtype", "device", "keepdim", "descending", "stable", "dim", "largest"}
+DROP_KEYWORDS = {
+    "generator",
+    "dtype",
+    "device",
+    "keepdim",
+    "descending",
+    "stable",
+    "dim",
+    "largest",
+}
 
 
 @dataclass(frozen=True)
 class Mutant:
-    """One changed definition of an exercise: ``key`` names the change stably, ``source`` is the new code."""
+    """One changed definition of an exercise: ``key`` names the change stably, ``source`` is the new
+    code."""
 
     exercise: str
     key: str
@@ -64,8 +117,13 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     ids = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             ids.add(id(body[0].value))
     return ids
 
@@ -73,11 +131,13 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
 def _set(name: str, value) -> Callable[[ast.AST], None]:
     def f(n):
         setattr(n, name, value)
+
     return f
 
 
 def _constant_edits(v) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
-    """Edits of a constant (not a docstring): a bool flipped, an int moved by one, a float doubled, -inf made finite."""
+    """Edits of a constant (not a docstring): a bool flipped, an int moved by one, a float doubled,
+    -inf made finite."""
     out: list = []
     if isinstance(v, bool):
         out.append((f"{v} -> {not v}", _set("value", not v)))
@@ -94,21 +154,32 @@ def _constant_edits(v) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
 
 
 def _call_edits(node: ast.Call) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
-    """Edits of a call: a no-argument method such as .float() dropped, a keyword such as dim= dropped."""
+    """Edits of a call: a no-argument method such as .float() dropped, a keyword such as dim=
+    dropped."""
     out: list = []
     f = node.func
-    if isinstance(f, ast.Attribute) and f.attr in DROP_CALLS and not node.args and not node.keywords:
+    if (
+        isinstance(f, ast.Attribute)
+        and f.attr in DROP_CALLS
+        and not node.args
+        and not node.keywords
+    ):
         out.append((f"drop .{f.attr}()", lambda n: n.func.value))
     for k, kw in enumerate(node.keywords):
         if kw.arg in DROP_KEYWORDS:
+
             def g(n, k=k):
                 del n.keywords[k]
+
             out.append((f"drop {kw.arg}=", g))
     return out
 
 
-def _edits(node: ast.AST, parents: dict[int, ast.AST], docs: set[int]) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
-    """(description, edit) pairs for one node; an edit changes the node in place or returns its replacement."""
+def _edits(
+    node: ast.AST, parents: dict[int, ast.AST], docs: set[int]
+) -> list[tuple[str, Callable[[ast.AST], ast.AST | None]]]:
+    """(description, edit) pairs for one node; an edit changes the node in place or returns its
+    replacement."""
     out: list = []
     setattr_ = _set
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in BINOPS:
@@ -117,14 +188,19 @@ def _edits(node: ast.AST, parents: dict[int, ast.AST], docs: set[int]) -> list[t
     elif isinstance(node, ast.Compare):
         for k, op in enumerate(node.ops):
             if type(op) in CMPOPS:
+
                 def f(n, k=k, new=CMPOPS[type(op)]):
                     n.ops[k] = new()
+
                 out.append((f"{type(op).__name__} -> {CMPOPS[type(op)].__name__}", f))
     elif isinstance(node, ast.BoolOp):
         flipped = ast.Or if isinstance(node.op, ast.And) else ast.And
         out.append((f"{type(node.op).__name__} -> {flipped.__name__}", setattr_("op", flipped())))
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)) \
-            and not isinstance(node.operand, ast.Constant):
+    elif (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.Not, ast.USub))
+        and not isinstance(node.operand, ast.Constant)
+    ):
         out.append((f"drop {type(node.op).__name__}", lambda n: n.operand))
     elif isinstance(node, ast.Constant) and id(node) not in docs:
         out += _constant_edits(node.value)
@@ -137,8 +213,10 @@ def _edits(node: ast.AST, parents: dict[int, ast.AST], docs: set[int]) -> list[t
     elif isinstance(node, (ast.Break, ast.Continue)):
         out.append((f"{type(node).__name__.lower()} -> pass", lambda n: ast.Pass()))
     elif isinstance(node, (ast.If, ast.While)):
+
         def neg(n):
             n.test = ast.UnaryOp(ast.Not(), n.test)
+
         out.append((f"negate {type(node).__name__.lower()} condition", neg))
     return out
 
@@ -165,9 +243,14 @@ def _snippet(node: ast.AST) -> str:
 
 
 def mutate(source: str, exercise: str) -> list[Mutant]:
-    """Every single-change mutant of the definition ``exercise`` (a function or class) in ``source``."""
+    """Every single-change mutant of the definition ``exercise`` (a function or class) in
+    ``source``."""
     tree = ast.parse(source)
-    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == exercise]
+    defs = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == exercise
+    ]
     if not defs:
         raise ValueError(f"{exercise!r} is not defined in the given source")
     base = ast.Module(body=[defs[0]], type_ignores=[])
@@ -223,13 +306,16 @@ def exercise_source(notebook: Path, exercise: str) -> str | None:
             tree = ast.parse(src)
         except SyntaxError:
             continue
-        if any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == exercise for n in tree.body):
+        if any(
+            isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == exercise for n in tree.body
+        ):
             return src
     return None
 
 
 class _TimeLimit(BaseException):
-    """Raised by the alarm inside a mutant that runs too long (a BaseException: the engine must not catch it)."""
+    """Raised by the alarm inside a mutant that runs too long (a BaseException: the engine must not
+    catch it)."""
 
 
 @dataclass
@@ -238,24 +324,30 @@ class Verdict:
 
     mutant: Mutant
     killed: bool
-    by: str            # the check that killed it, "time limit", "does not compile", or "" if it survived
+    # the check that killed it, "time limit", "does not compile", or "" if it survived
+    by: str
     seconds: float
 
 
-def run_mutant(mutant: Mutant, ns: dict, checks: list[tuple[Any, list]], time_limit_s: float) -> Verdict:
-    """Exec the mutant in a copy of the reference namespace and run its exercise's checks until one fails."""
+def run_mutant(
+    mutant: Mutant, ns: dict, checks: list[tuple[Any, list]], time_limit_s: float
+) -> Verdict:
+    """Exec the mutant in a copy of the reference namespace and run its exercise's checks until one
+    fails."""
     from course_lib.checks.engine import evaluate
 
     t0 = time.perf_counter()
     mutant_ns = dict(ns)
     name = f"<mutant {mutant.key}>"
-    # the mutant's text where the readings find it, as a notebook cell's is: a mutant must be caught by what it
-    # computes, not because it has no text (which breaks every rule)
+    # the mutant's text where the readings find it, as a notebook cell's is: a mutant must be caught
+    # by what it computes, not because it has no text (which breaks every rule)
     linecache.cache[name] = (len(mutant.source), None, mutant.source.splitlines(True), name)
     try:
         exec(compile(mutant.source, name, "exec"), mutant_ns)
     except Exception as e:  # a mutant that cannot even be defined is a failing answer
-        return Verdict(mutant, True, f"does not define: {type(e).__name__}", time.perf_counter() - t0)
+        return Verdict(
+            mutant, True, f"does not define: {type(e).__name__}", time.perf_counter() - t0
+        )
 
     def alarm(signum, frame):
         raise _TimeLimit()
@@ -314,16 +406,23 @@ class Report:
 
     def summary(self) -> str:
         c = self.counted
-        return (f"{self.assignment}: mutants killed {sum(v.killed for v in c)}/{len(c)} = {100 * self.kill_rate:.1f} %"
-                f" ({len(self.verdicts) - len(c)} equivalent listed; {self.seconds:.1f} s)")
+        return (
+            f"{self.assignment}: mutants killed {sum(v.killed for v in c)}/{len(c)} = "
+            f"{100 * self.kill_rate:.1f} %"
+            f" ({len(self.verdicts) - len(c)} equivalent listed; {self.seconds:.1f} s)"
+        )
 
 
-def mutation_report(course, assignment: str, by_exercise: dict, log=print, budget_s: float = 600.0) -> Report:
-    """Mutate every graded exercise of ``assignment`` and run each mutant against its exercise's checks.
+def mutation_report(
+    course, assignment: str, by_exercise: dict, log=print, budget_s: float = 600.0
+) -> Report:
+    """Mutate every graded exercise of ``assignment`` and run each mutant against its exercise's
+    checks.
 
-    ``by_exercise`` maps exercise -> (notebook, reference namespace, [(check, expected values)]), as built by
-    ``selfcheck.check_bugzoo``. Each mutant gets 20x the reference's own time on the checks (at least 5 s);
-    the whole run stops at ``budget_s`` and counts the mutants it did not reach as survivors.
+    ``by_exercise`` maps exercise -> (notebook, reference namespace, [(check, expected values)]), as
+    built by ``selfcheck.check_bugzoo``. Each mutant gets 20x the reference's own time on the checks
+    (at least 5 s); the whole run stops at ``budget_s`` and counts the mutants it did not reach as
+    survivors.
     """
     from autograde.references import grading_env
     from course_lib.checks.engine import evaluate
@@ -346,11 +445,14 @@ def mutation_report(course, assignment: str, by_exercise: dict, log=print, budge
                     verdicts.append(Verdict(m, False, "not run: budget spent", 0.0))
                     continue
                 verdicts.append(run_mutant(m, ns, checks, limit))
-    return Report(assignment, verdicts, load_equivalents(course, assignment), time.perf_counter() - t_start)
+    return Report(
+        assignment, verdicts, load_equivalents(course, assignment), time.perf_counter() - t_start
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autograde.mutants [ASSIGNMENT ...] [--survivors]``: print the kill rate per assignment."""
+    """``python -m autograde.mutants [ASSIGNMENT ...] [--survivors]``: print the kill rate per
+    assignment."""
     import argparse
 
     from autograde.course import Course

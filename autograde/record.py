@@ -1,18 +1,21 @@
-"""`record`: a grading record, typed: its status, its conditions, the rule that decides the status, its wire forms.
+"""`record`: a grading record, typed: its status, its conditions, the rule that decides the status,
+its wire forms.
 
-A record is what grading one (student, assignment) leaves: ``OUT/details/<student>/<assignment>.json`` and a row of
-``OUT/grades.csv``. Strings stay the wire format (the JSON and the CSV are what they were); in the harness a
-record is a ``GradeRecord``, its conditions ``Condition``\\s and its status a ``Status``:
+A record is what grading one (student, assignment) leaves:
+``OUT/details/<student>/<assignment>.json`` and a row of ``OUT/grades.csv``. Strings stay the wire
+format (the JSON and the CSV are what they were); in the harness a record is a ``GradeRecord``, its
+conditions ``Condition``\\s and its status a ``Status``:
 
     r = GradeRecord.start("alice", "02_logits_softmax", max_score=26.0)
-    r.add(Status.KERNEL_DIED, "cell 5 killed the kernel").add(Status.TIMEOUT, "cell 3 hit the time limit")
-    r.finish().status     # Status.TIMEOUT: the first, in Status's order, among the conditions
-    r.detail              # 'cell 5 killed the kernel; cell 3 hit the time limit'
+    r.add(Status.KERNEL_DIED, "cell 5 killed the kernel").add(Status.TIMEOUT, "cell 3 hit the time
+    limit") r.finish().status     # Status.TIMEOUT: the first, in Status's order, among the
+    conditions r.detail              # 'cell 5 killed the kernel; cell 3 hit the time limit'
     Condition("timout", "...")   # ValueError: a misspelt kind can no longer grade as `graded`
 
-``GradeRecord.finish`` is the one place a status is decided (docs/architecture.md); ``to_json``/``from_json`` are
-the details file's JSON (autograde/tests/test_record.py: the round trip is exact, byte for byte); its row of
-grades.csv is autograde/grades_csv.py's. Imports only the standard library.
+``GradeRecord.finish`` is the one place a status is decided (docs/architecture.md);
+``to_json``/``from_json`` are the details file's JSON (autograde/tests/test_record.py: the round
+trip is exact, byte for byte); its row of grades.csv is autograde/grades_csv.py's. Imports only the
+standard library.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ from typing import Any
 
 
 class Status(str, Enum):
-    """A record's status, most severe first: a record's status is the first of these among its conditions.
+    """A record's status, most severe first: a record's status is the first of these among its
+    conditions.
 
-    memory_limit comes before kernel_died: a kernel killed by the memory cgroup died because of memory.
-    docs/instructors.md ("Statuses") lists them in this order (test_record.py holds the two equal).
+    memory_limit comes before kernel_died: a kernel killed by the memory cgroup died because of
+    memory. docs/instructors.md ("Statuses") lists them in this order (test_record.py holds the two
+    equal).
     """
 
     MISSING = "missing"
@@ -48,8 +53,8 @@ class Status(str, Enum):
 
     @property
     def final(self) -> bool:
-        """Whether the score is final: not while written answers wait for a human or the harness failed (an LMS
-        export leaves such scores blank, so the LMS keeps what it had)."""
+        """Whether the score is final: not while written answers wait for a human or the harness
+        failed (an LMS export leaves such scores blank, so the LMS keeps what it had)."""
         return self not in (Status.NEEDS_MANUAL_GRADE, Status.ERROR)
 
     @classmethod
@@ -70,7 +75,8 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class Condition:
-    """Something that applied to a record: its kind (a Status) and a sentence for the instructor (``detail``)."""
+    """Something that applied to a record: its kind (a Status) and a sentence for the instructor
+    (``detail``)."""
 
     kind: Status
     text: str
@@ -93,7 +99,8 @@ class Condition:
         return cls(pair[0], pair[1])
 
 
-# words of the notes that say a repair changed what was graded (intake's notes): the detail shows the first three
+# words of the notes that say a repair changed what was graded (intake's notes): the detail shows
+# the first three
 REPAIRS = ("put back", "graded as code", "restored as")
 # the keys GradeRecord names; every other key of a details file is kept as it is, in ``extra``
 _REQUIRED = ("student", "assignment", "score", "max_score", "conditions")
@@ -102,9 +109,10 @@ _OPTIONAL = ("notes", "notebooks", "flags", "status", "detail")
 
 @dataclass
 class GradeRecord:
-    """One (student, assignment)'s grading record. ``None`` in an optional field: the key is absent from the
-    details file (flags: intake never ran; status and detail: not finished yet; notes and notebooks: a record
-    written by hand). ``extra`` holds every other key as it is (late, fingerprint, notebooks' timings, ...)."""
+    """One (student, assignment)'s grading record. ``None`` in an optional field: the key is absent
+    from the details file (flags: intake never ran; status and detail: not finished yet; notes and
+    notebooks: a record written by hand). ``extra`` holds every other key as it is (late,
+    fingerprint, notebooks' timings, ...)."""
 
     student: str
     assignment: str
@@ -121,19 +129,30 @@ class GradeRecord:
     @classmethod
     def start(cls, student: str, assignment: str, max_score: float, **extra: Any) -> GradeRecord:
         """A new record: score 0, no condition, no note, no notebook graded yet."""
-        return cls(student, assignment, score=0.0, max_score=max_score, notes=[], notebooks={}, extra=dict(extra))
+        return cls(
+            student,
+            assignment,
+            score=0.0,
+            max_score=max_score,
+            notes=[],
+            notebooks={},
+            extra=dict(extra),
+        )
 
     def add(self, kind: Status | str, text: str) -> GradeRecord:
         """Record a condition (a kind that is not a Status raises)."""
-        self.conditions.append(Condition(Status.parse(kind) if isinstance(kind, str) else kind, text))
+        self.conditions.append(
+            Condition(Status.parse(kind) if isinstance(kind, str) else kind, text)
+        )
         return self
 
     def has(self, kind: Status) -> bool:
         return any(c.kind is kind for c in self.conditions)
 
     def finish(self) -> GradeRecord:
-        """Decide the status (the first Status among the conditions; flags add a ``flagged`` one) and the detail
-        (every condition once, the repairs that changed what was graded, how many answers wait for a human)."""
+        """Decide the status (the first Status among the conditions; flags add a ``flagged`` one)
+        and the detail (every condition once, the repairs that changed what was graded, how many
+        answers wait for a human)."""
         if self.flags and not self.has(Status.FLAGGED):
             self.add(Status.FLAGGED, f"{len(self.flags)} pattern(s) to look at (see flags)")
         self.status = Status.most_severe(c.kind for c in self.conditions)
@@ -142,7 +161,8 @@ class GradeRecord:
             if c not in seen and c.kind is not Status.NEEDS_MANUAL_GRADE:
                 seen.add(c)
                 detail.append(c.text)
-        # repairs that change what was graded (a cell put back, retyped, restored): the instructor sees them here
+        # repairs that change what was graded (a cell put back, retyped, restored): the instructor
+        # sees them here
         detail += [n for n in self.notes or [] if any(w in n for w in REPAIRS)][:3]
         manual = [c for c in self.conditions if c.kind is Status.NEEDS_MANUAL_GRADE]
         if manual:
@@ -151,10 +171,16 @@ class GradeRecord:
         return self
 
     def to_json(self) -> dict[str, Any]:
-        """The details file's dict (``course.dump_json`` writes it): the same keys and values as ever."""
+        """The details file's dict (``course.dump_json`` writes it): the same keys and values as
+        ever."""
         out: dict[str, Any] = dict(self.extra)
-        out.update(student=self.student, assignment=self.assignment, score=self.score, max_score=self.max_score,
-                   conditions=[c.to_json() for c in self.conditions])
+        out.update(
+            student=self.student,
+            assignment=self.assignment,
+            score=self.score,
+            max_score=self.max_score,
+            conditions=[c.to_json() for c in self.conditions],
+        )
         for key in _OPTIONAL:
             value = getattr(self, key)
             if value is not None:
@@ -163,14 +189,22 @@ class GradeRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GradeRecord:
-        """A record from a details file's dict (``to_json`` gives it back, equal); a condition kind or a status
-        that is not a Status raises ValueError, a missing required key KeyError."""
+        """A record from a details file's dict (``to_json`` gives it back, equal); a condition kind
+        or a status that is not a Status raises ValueError, a missing required key KeyError."""
         missing = [k for k in _REQUIRED if k not in data]
         if missing:
             raise KeyError(f"a grading record needs {', '.join(missing)}")
         status = data.get("status")
-        return cls(data["student"], data["assignment"], score=data["score"], max_score=data["max_score"],
-                   conditions=[Condition.from_json(c) for c in data["conditions"]],
-                   notes=data.get("notes"), notebooks=data.get("notebooks"), flags=data.get("flags"),
-                   status=None if status is None else Status.parse(status), detail=data.get("detail"),
-                   extra={k: v for k, v in data.items() if k not in _REQUIRED + _OPTIONAL})
+        return cls(
+            data["student"],
+            data["assignment"],
+            score=data["score"],
+            max_score=data["max_score"],
+            conditions=[Condition.from_json(c) for c in data["conditions"]],
+            notes=data.get("notes"),
+            notebooks=data.get("notebooks"),
+            flags=data.get("flags"),
+            status=None if status is None else Status.parse(status),
+            detail=data.get("detail"),
+            extra={k: v for k, v in data.items() if k not in _REQUIRED + _OPTIONAL},
+        )

@@ -1,9 +1,11 @@
-"""Reference outputs for hidden checks, computed from the solutions/ notebooks (the single source of truth).
+"""Reference outputs for hidden checks, computed from the solutions/ notebooks (the single source of
+truth).
 
 ``reference_namespace`` runs an instructor notebook's code cells in-process (an IPython shell, with
 ``COURSE_GRADING=1``; test cells and ``demo`` cells skipped) and returns its globals: the reference
-solutions. ``compute_references`` calls them on every hidden check's cases and encodes the outputs with the
-engine's tagged JSON codec; ``verify_references`` proves a stored file equals a fresh computation.
+solutions. ``compute_references`` calls them on every hidden check's cases and encodes the outputs
+with the engine's tagged JSON codec; ``verify_references`` proves a stored file equals a fresh
+computation.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def grading_env(cwd: Path, paths: list[str]):
 
 
 def reference_namespace(course: Course, notebook: Path) -> dict:
-    """Globals after running the instructor notebook's code cells, except test and demo cells (cached)."""
+    """Globals after running the instructor notebook's code cells, except test and demo cells
+    (cached)."""
     key = (str(course.root), str(notebook), hashlib.sha256(notebook.read_bytes()).hexdigest())
     if key in _NAMESPACES:
         return _NAMESPACES[key]
@@ -65,33 +68,40 @@ def reference_namespace(course: Course, notebook: Path) -> dict:
                 res = shell.run_cell(cell.source, silent=True, store_history=False)
             if not res.success:
                 err = res.error_in_exec or res.error_before_exec
-                raise ReferenceFailure(f"{notebook}: code cell {i} raised {type(err).__name__}: {err}")
+                raise ReferenceFailure(
+                    f"{notebook}: code cell {i} raised {type(err).__name__}: {err}"
+                )
     ns = dict(shell.user_ns)
     _NAMESPACES[key] = ns
     return ns
 
 
 def compute_references(course: Course, assignment: str) -> dict:
-    """Fresh reference outputs for every hidden check called by the assignment's notebooks, and for the twins
-    of the visible checks they call."""
+    """Fresh reference outputs for every hidden check called by the assignment's notebooks, and for
+    the twins of the visible checks they call."""
     registry = course.hidden_registry()
     checks: dict[str, Any] = {}
     from autograde.hidden._twins import twins_of
 
     for path in course.source_notebooks(assignment):
         calls = check_calls(read_notebook(path))
-        names = sorted({n for _, kind, n in calls if kind == "hidden_check"}
-                       | set(twins_of(registry, calls)))
+        names = sorted(
+            {n for _, kind, n in calls if kind == "hidden_check"} | set(twins_of(registry, calls))
+        )
         if not names:
             continue
         ns = reference_namespace(course, path)
         for name in names:
             chk = registry.get(name)
             if registry.assignment_of(name) != assignment:
-                raise ReferenceFailure(f"hidden check {name!r} declares ASSIGNMENT={registry.assignment_of(name)!r}, "
-                                      f"but {path.name} calls it")
+                raise ReferenceFailure(
+                    f"hidden check {name!r} declares ASSIGNMENT={registry.assignment_of(name)!r}, "
+                    f"but {path.name} calls it"
+                )
             if chk.reference_name not in ns or not callable(ns[chk.reference_name]):
-                raise ReferenceFailure(f"{path.name} defines no function {chk.reference_name!r} for check {name!r}")
+                raise ReferenceFailure(
+                    f"{path.name} defines no function {chk.reference_name!r} for check {name!r}"
+                )
             cases = chk.cases()
             with grading_env(path.parent, course.path_entries()):
                 outcomes = run_cases(chk, ns[chk.reference_name], cases)
@@ -99,13 +109,18 @@ def compute_references(course: Course, assignment: str) -> dict:
             for case, out in zip(cases, outcomes):
                 if case.raises is not None:
                     if case.raises not in out.raised:
-                        raise ReferenceFailure(f"reference {chk.reference_name} does not raise {case.raises} on case "
-                                              f"{case.label!r} of {name!r}")
+                        raise ReferenceFailure(
+                            f"reference {chk.reference_name} does not raise {case.raises} on case "
+                            f"{case.label!r} of {name!r}"
+                        )
                     stored.append({"label": case.label, **case_fingerprint(case)})
                     continue
                 if out.error or out.mutated:
-                    raise ReferenceFailure(f"reference {chk.reference_name} failed on case {case.label!r} of {name!r}: "
-                                          f"{out.error or 'mutated ' + ', '.join(out.mutated)}")
+                    raise ReferenceFailure(
+                        f"reference {chk.reference_name} failed on case {case.label!r} of "
+                        f"{name!r}: "
+                        f"{out.error or 'mutated ' + ', '.join(out.mutated)}"
+                    )
                 entry = {"label": case.label, **case_fingerprint(case)}
                 if case.expected is MISSING:
                     entry["expected"] = encode(out.value)
@@ -116,11 +131,14 @@ def compute_references(course: Course, assignment: str) -> dict:
 
 def _same_cases(stored: dict, fresh: dict) -> bool:
     s, f = stored["cases"], fresh["cases"]
-    return len(s) == len(f) and all(a["label"] == b["label"] and same_inputs(a, b) for a, b in zip(s, f))
+    return len(s) == len(f) and all(
+        a["label"] == b["label"] and same_inputs(a, b) for a, b in zip(s, f)
+    )
 
 
 def _case_problem(chk, case, sc: dict, fc: dict) -> str | None:
-    """Why a stored case entry does not stand for the fresh one (None: same inputs, equal expected values)."""
+    """Why a stored case entry does not stand for the fresh one (None: same inputs, equal expected
+    values)."""
     if sc.get("label") != fc["label"] or not same_inputs(sc, fc):
         return "stored inputs differ from the check's inputs"
     if ("expected" in sc) != ("expected" in fc):
@@ -135,29 +153,41 @@ def _case_problem(chk, case, sc: dict, fc: dict) -> str | None:
 def settle_references(course: Course, stored: dict | None, fresh: dict) -> dict:
     """``fresh``, except that every stored case entry equal to its fresh one is kept byte for byte.
 
-    Equal means what ``verify_references`` (``release --check``) means: same inputs under the fingerprint's
-    tolerance and expected values equal by the check's own comparator. Recomputing a reference on another
-    run or CPU changes the last bits of its floats; keeping the stored entry then makes an unchanged release
-    write nothing, while any change ``release --check`` would report is written.
+    Equal means what ``verify_references`` (``release --check``) means: same inputs under the
+    fingerprint's tolerance and expected values equal by the check's own comparator. Recomputing a
+    reference on another run or CPU changes the last bits of its floats; keeping the stored entry
+    then makes an unchanged release write nothing, while any change ``release --check`` would report
+    is written.
     """
-    if not stored or stored.get("format") != fresh["format"] or stored.get("assignment") != fresh["assignment"]:
+    if (
+        not stored
+        or stored.get("format") != fresh["format"]
+        or stored.get("assignment") != fresh["assignment"]
+    ):
         return fresh
     registry = course.hidden_registry()
     checks = {}
     for name, f in fresh["checks"].items():
         s = stored.get("checks", {}).get(name)
-        if s is None or s.get("reference") != f["reference"] or len(s.get("cases", [])) != len(f["cases"]):
+        if (
+            s is None
+            or s.get("reference") != f["reference"]
+            or len(s.get("cases", [])) != len(f["cases"])
+        ):
             checks[name] = f
             continue
         chk = registry.get(name)
-        kept = [sc if set(sc) == set(fc) and _case_problem(chk, case, sc, fc) is None else fc
-                for case, sc, fc in zip(chk.cases(), s["cases"], f["cases"])]
+        kept = [
+            sc if set(sc) == set(fc) and _case_problem(chk, case, sc, fc) is None else fc
+            for case, sc, fc in zip(chk.cases(), s["cases"], f["cases"])
+        ]
         checks[name] = {"reference": f["reference"], "cases": kept}
     return {**fresh, "checks": checks}
 
 
 def verify_references(course: Course, assignment: str) -> list[str]:
-    """Problems with the stored references (empty list: stored == fresh, judged by each check's comparator)."""
+    """Problems with the stored references (empty list: stored == fresh, judged by each check's
+    comparator)."""
     registry = course.hidden_registry()
     fresh = compute_references(course, assignment)
     path = registry.reference_path(assignment)
@@ -168,7 +198,10 @@ def verify_references(course: Course, assignment: str) -> list[str]:
     stored = json.loads(path.read_text())
     problems = []
     if set(stored.get("checks", {})) != set(fresh["checks"]):
-        problems.append(f"{path.name}: checks {sorted(stored.get('checks', {}))} != fresh {sorted(fresh['checks'])}")
+        problems.append(
+            f"{path.name}: checks {sorted(stored.get('checks', {}))} != fresh "
+            f"{sorted(fresh['checks'])}"
+        )
     for name, f in fresh["checks"].items():
         s = stored.get("checks", {}).get(name)
         if s is None:

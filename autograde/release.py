@@ -1,4 +1,5 @@
-"""`release`: solutions/ -> notebooks/ (nbgrader generate_assignment, normalised) + stored references."""
+"""`release`: solutions/ -> notebooks/ (nbgrader generate_assignment, normalised) + stored
+references."""
 
 from __future__ import annotations
 
@@ -20,22 +21,27 @@ from autograde.course import Course, write_atomic
 
 @dataclass
 class Template:
-    """What grading an assignment needs from nbgrader: a gradebook holding the assignment, and its notebooks."""
+    """What grading an assignment needs from nbgrader: a gradebook holding the assignment, and its
+    notebooks."""
 
     assignment: str
-    gradebook: Path                      # sqlite file made by generate_assignment (copy it per student)
-    data_dir: Path                       # the assignment's non-notebook files
-    notebooks: dict[str, str]            # notebook name -> normalised release text
-    source_paths: dict[str, Path]        # notebook name -> instructor notebook in solutions/
+    # sqlite file made by generate_assignment (copy it per student)
+    gradebook: Path
+    data_dir: Path  # the assignment's non-notebook files
+    notebooks: dict[str, str]  # notebook name -> normalised release text
+    source_paths: dict[str, Path]  # notebook name -> instructor notebook in solutions/
 
 
 def normalise(nb: nbformat.NotebookNode) -> str:
-    """Stable text of a student notebook: no outputs, minimal metadata, sorted keys, trailing newline."""
+    """Stable text of a student notebook: no outputs, minimal metadata, sorted keys, trailing
+    newline."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    ks = nb.metadata.get("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    ks = nb.metadata.get(
+        "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+    )
     nb.metadata = nbformat.from_dict({"kernelspec": ks, "language_info": {"name": "python"}})
     nbformat.validate(nb)
     return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
@@ -63,16 +69,19 @@ def template(course: Course, assignment: str) -> Template:
 
 
 def build_template(course: Course, assignment: str, workdir: Path) -> Template:
-    """Run nbgrader generate_assignment for one assignment in a throwaway course under ``workdir``."""
-    from traitlets.config import Config
-
+    """Run nbgrader generate_assignment for one assignment in a throwaway course under
+    ``workdir``."""
     from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
 
     work = workdir / assignment
     if work.exists():
         shutil.rmtree(work)
-    shutil.copytree(course.solutions / assignment, work / "source" / assignment,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(
+        course.solutions / assignment,
+        work / "source" / assignment,
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+    )
     c = Config()
     c.CourseDirectory.root = str(work)
     c.CourseDirectory.source_directory = "source"
@@ -81,25 +90,47 @@ def build_template(course: Course, assignment: str, workdir: Path) -> Template:
     api = NbGraderAPI(config=c)
     res = api.generate_assignment(assignment, force=True, create=True)
     if not res["success"]:
-        raise RuntimeError(f"nbgrader generate_assignment {assignment} failed:\n"
-                           f"{res.get('error', '')}\n{res.get('log', '')}")
+        raise RuntimeError(
+            f"nbgrader generate_assignment {assignment} failed:\n"
+            f"{res.get('error', '')}\n{res.get('log', '')}"
+        )
     rel = work / "release" / assignment
-    notebooks = {p.stem: normalise(nbformat.read(str(p), as_version=4)) for p in sorted(rel.glob("*.ipynb"))}
+    notebooks = {
+        p.stem: normalise(nbformat.read(str(p), as_version=4)) for p in sorted(rel.glob("*.ipynb"))
+    }
     data = work / "data"
-    shutil.copytree(course.solutions / assignment, data,
-                    ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-    return Template(assignment, work / "gradebook.db", data, notebooks,
-                    {p.stem: p for p in course.source_notebooks(assignment)})
+    shutil.copytree(
+        course.solutions / assignment,
+        data,
+        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"),
+    )
+    return Template(
+        assignment,
+        work / "gradebook.db",
+        data,
+        notebooks,
+        {p.stem: p for p in course.source_notebooks(assignment)},
+    )
 
 
 def dump_references(refs: dict) -> str:
-    """Stored references as stable text: one compact JSON line per case, so diffs show which case changed."""
-    lines = ["{", f' "assignment": {json.dumps(refs["assignment"])},', f' "format": {refs["format"]},', ' "checks": {']
+    """Stored references as stable text: one compact JSON line per case, so diffs show which case
+    changed."""
+    lines = [
+        "{",
+        f' "assignment": {json.dumps(refs["assignment"])},',
+        f' "format": {refs["format"]},',
+        ' "checks": {',
+    ]
     names = sorted(refs["checks"])
     for i, name in enumerate(names):
         chk = refs["checks"][name]
-        lines.append(f"  {json.dumps(name)}: {{\"reference\": {json.dumps(chk['reference'])}, \"cases\": [")
-        cases = [json.dumps(c, sort_keys=True, allow_nan=False, ensure_ascii=False) for c in chk["cases"]]
+        lines.append(
+            f'  {json.dumps(name)}: {{"reference": {json.dumps(chk["reference"])}, "cases": ['
+        )
+        cases = [
+            json.dumps(c, sort_keys=True, allow_nan=False, ensure_ascii=False) for c in chk["cases"]
+        ]
         lines += [f"   {c}," for c in cases[:-1]] + [f"   {c}" for c in cases[-1:]]
         lines.append("  ]}" + ("," if i < len(names) - 1 else ""))
     lines += [" }", "}"]
@@ -107,7 +138,8 @@ def dump_references(refs: dict) -> str:
 
 
 def stale_release(course: Course, template: Template) -> list[str]:
-    """Committed student notebooks that differ from a fresh generate_assignment (empty when up to date)."""
+    """Committed student notebooks that differ from a fresh generate_assignment (empty when up to
+    date)."""
     stale = []
     for name, text in template.notebooks.items():
         path = course.release_notebook(template.assignment, name)
@@ -121,8 +153,9 @@ def stale_release(course: Course, template: Template) -> list[str]:
 
 
 def draw_generated(course: Course, assignment: str) -> bool:
-    """Draw the generated hidden cases (``autograde.generated``) the assignment's hidden modules declare and
-    lack; True if the stored file changed. Only the course's own hidden package declares any."""
+    """Draw the generated hidden cases (``autograde.generated``) the assignment's hidden modules
+    declare and lack; True if the stored file changed. Only the course's own hidden package declares
+    any."""
     registry = course.hidden_registry()
     specs: dict[str, tuple[Callable[[], Any], int]] = {}
     modules = {id(m): m for _, m in registry.all()}.values()
@@ -135,18 +168,20 @@ def draw_generated(course: Course, assignment: str) -> bool:
 
 
 def _strategy(name: str):
-    """The strategy registered as ``name`` (autograde.strategies.STRATEGIES), imported only when a release draws:
-    grading never imports Hypothesis."""
+    """The strategy registered as ``name`` (autograde.strategies.STRATEGIES), imported only when a
+    release draws: grading never imports Hypothesis."""
     from autograde.strategies import STRATEGIES
 
     return STRATEGIES[name]()
 
 
 def release(course: Course, assignments: list[str] | None = None, log=print) -> list[str]:
-    """Regenerate notebooks/ and the references of the given (default: all) assignments; return written paths.
+    """Regenerate notebooks/ and the references of the given (default: all) assignments; return
+    written paths.
 
     A file is written only when its content changes; a reference case is rewritten only when
-    ``release --check`` would call it stale (see ``settle_references``), so an unchanged release writes nothing.
+    ``release --check`` would call it stale (see ``settle_references``), so an unchanged release
+    writes nothing.
     """
     from autograde.references import compute_references, settle_references
 
@@ -181,5 +216,8 @@ def release(course: Course, assignments: list[str] | None = None, log=print) -> 
         if refs["checks"] and (not path.exists() or path.read_text(encoding="utf-8") != text):
             write_atomic(path, text)
             written.append(str(path))
-        log(f"released {a}: {len(t.notebooks)} notebook(s), {len(refs['checks'])} hidden check(s) with references")
+        log(
+            f"released {a}: {len(t.notebooks)} notebook(s), {len(refs['checks'])} hidden check(s) "
+            "with references"
+        )
     return written

@@ -1,11 +1,11 @@
 """Rubrics beside written answers, for graders only.
 
-A hand-graded answer's model answer and marking scheme ("*Marking: ...*") live in the instructor notebook's
-answer cell (``solutions/``), the one cell a student never sees. ``with_rubrics`` copies that text into the
-autograded notebook, as a markdown cell right after the student's answer, which is where formgrader's
-manual-grading page shows it. Rubric cells are marked in their metadata (``autograde.rubric``): whatever
-makes a page for a student must drop them first (``strip_rubrics``) or refuse to quote them
-(``rubric_lines``), as it does for hidden tests.
+A hand-graded answer's model answer and marking scheme ("*Marking: ...*") live in the instructor
+notebook's answer cell (``solutions/``), the one cell a student never sees. ``with_rubrics`` copies
+that text into the autograded notebook, as a markdown cell right after the student's answer, which
+is where formgrader's manual-grading page shows it. Rubric cells are marked in their metadata
+(``autograde.rubric``): whatever makes a page for a student must drop them first (``strip_rubrics``)
+or refuse to quote them (``rubric_lines``), as it does for hidden tests.
 """
 
 from __future__ import annotations
@@ -27,9 +27,13 @@ def is_rubric(cell) -> bool:
 
 
 def rubrics(source_nb) -> dict[str, str]:
-    """grade_id -> the instructor's text of every answer graded by hand (a graded cell with a solution)."""
-    return {nbg(c)["grade_id"]: c.source for c in source_nb.cells
-            if is_grade(c) and is_solution(c) and not is_autograded_test(c) and c.source.strip()}
+    """grade_id -> the instructor's text of every answer graded by hand (a graded cell with a
+    solution)."""
+    return {
+        nbg(c)["grade_id"]: c.source
+        for c in source_nb.cells
+        if is_grade(c) and is_solution(c) and not is_autograded_test(c) and c.source.strip()
+    }
 
 
 def rubric_cell(grade_id: str, points, text: str):
@@ -37,7 +41,8 @@ def rubric_cell(grade_id: str, points, text: str):
     quoted = "\n".join("> " + line if line.strip() else ">" for line in text.splitlines())
     cell = new_markdown_cell(f"{HEADING} — `{grade_id}`, {points} point(s):\n\n{quoted}")
     cell.metadata[KEY] = {"rubric": grade_id}
-    cell.pop("id", None)  # nbformat 4.5 ids are random; the caller's notebook may be an older minor version
+    # nbformat 4.5 ids are random; the caller's notebook may be an older minor version
+    cell.pop("id", None)
     return cell
 
 
@@ -49,10 +54,11 @@ def strip_rubrics(nb):
 
 
 def with_rubrics(autograded_nb, source_nb):
-    """A copy of the autograded notebook with each hand-graded answer followed by its rubric from ``source_nb``.
+    """A copy of the autograded notebook with each hand-graded answer followed by its rubric from
+    ``source_nb``.
 
-    Answers are matched by grade_id; rubric cells already present are replaced, so calling it again on its
-    own output changes nothing.
+    Answers are matched by grade_id; rubric cells already present are replaced, so calling it again
+    on its own output changes nothing.
     """
     texts = rubrics(source_nb)
     points = {nbg(c)["grade_id"]: nbg(c).get("points", 0) for c in source_nb.cells if is_grade(c)}
@@ -73,4 +79,9 @@ def with_rubrics(autograded_nb, source_nb):
 
 def rubric_lines(source_nb) -> list[str]:
     """Non-trivial lines of every rubric (a student page quoting one leaks the model answer)."""
-    return [ln.strip() for text in rubrics(source_nb).values() for ln in text.splitlines() if len(ln.strip()) > 8]
+    return [
+        ln.strip()
+        for text in rubrics(source_nb).values()
+        for ln in text.splitlines()
+        if len(ln.strip()) > 8
+    ]

@@ -1,13 +1,14 @@
-"""The trusted grading pass of one student, in its own process: ``python -m autograde.worker JOBDIR``.
+"""The trusted grading pass of one student, in its own process: ``python -m autograde.worker
+JOBDIR``.
 
-By the time this runs, the student's code has run in a sandbox (autograde.inside.runner) and been checked again
-in another (autograde.verify); the grader validated what came out (autograde.boundary) and wrote it into
-JOBDIR/job.json. JOBDIR is a folder no sandbox ever had mounted, so nothing here follows a path a student
-could have planted. This process runs nbgrader's autograde with ``InjectOutputs`` in place of execution (no
-kernel, no student code), so nbgrader's gradebook, scores and autograded notebook come from validated data
-only; then builds feedback pages from a feedback-safe copy (no hidden test source, student output as text,
-student markdown escaped), and writes ``JOBDIR/worker.json``: {"autograde": {...}, "feedback": {...},
-"leaked": [...]}.
+By the time this runs, the student's code has run in a sandbox (autograde.inside.runner) and been
+checked again in another (autograde.verify); the grader validated what came out (autograde.boundary)
+and wrote it into JOBDIR/job.json. JOBDIR is a folder no sandbox ever had mounted, so nothing here
+follows a path a student could have planted. This process runs nbgrader's autograde with
+``InjectOutputs`` in place of execution (no kernel, no student code), so nbgrader's gradebook,
+scores and autograded notebook come from validated data only; then builds feedback pages from a
+feedback-safe copy (no hidden test source, student output as text, student markdown escaped), and
+writes ``JOBDIR/worker.json``: {"autograde": {...}, "feedback": {...}, "leaked": [...]}.
 """
 
 from __future__ import annotations
@@ -18,28 +19,37 @@ import time
 from pathlib import Path
 
 T_START = time.perf_counter()
-# Its memory, held with RLIMIT_DATA (boundary.limit_memory): measured 98 MB (VmData peak) for the reference
-# notebooks; a job past this ends as that student's failed trusted pass, not as the machine's memory.
+# Its memory, held with RLIMIT_DATA (boundary.limit_memory): measured 98 MB (VmData peak) for the
+# reference notebooks; a job past this ends as that student's failed trusted pass, not as the
+# machine's memory.
 DATA_BYTES = 2 << 30
 
 
 def feedback_config(c) -> None:
-    """Feedback pages hold no hidden source, no rubric and no live markup (also formgrader's button)."""
+    """Feedback pages hold no hidden source, no rubric and no live markup (also formgrader's
+    button)."""
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import GetGrades
 
     from autograde.plugins import FeedbackSafe
-    from nbgrader.preprocessors import GetGrades
+
     c.GenerateFeedback.preprocessors = [FeedbackSafe, GetGrades, CSSHTMLHeaderPreprocessor]
-    c.HTMLExporter.sanitize_html = True  # nbconvert drops active markup from markdown (a written answer)
+    # nbconvert drops active markup from markdown (a written answer)
+    c.HTMLExporter.sanitize_html = True
 
 
 def config(job: dict, course_dir: Path):
     """nbgrader configuration of one grading pass (a Config object: nbgrader ignores --config)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        LimitOutput,
+        SaveAutoGrades,
+    )
     from traitlets.config import Config
 
     from autograde.plugins import CapOutput, InjectOutputs, StderrNotFailure
-    from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, LimitOutput, SaveAutoGrades
 
     c = Config()
     c.CourseDirectory.root = str(course_dir)
@@ -48,13 +58,23 @@ def config(job: dict, course_dir: Path):
     c.CourseDirectory.autograded_directory = "autograded"
     c.CourseDirectory.feedback_directory = "feedback"
     c.CourseDirectory.db_url = f"sqlite:///{course_dir / 'gradebook.db'}"
-    c.Autograde.autograde_preprocessors = [InjectOutputs, CapOutput, StderrNotFailure, ClearMetadataPreprocessor,
-                                           LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    c.Autograde.autograde_preprocessors = [
+        InjectOutputs,
+        CapOutput,
+        StderrNotFailure,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    ]
     c.InjectOutputs.outputs = job["outputs"]
     c.InjectOutputs.failures = job["failures"]
     feedback_config(c)
     from autograde.deadlines import Policy, feedback_notes, plugin_config
-    # nbgrader's AssignLatePenalties asks the course's policy (autograde/deadlines.py); the page says when and how late
+
+    # nbgrader's AssignLatePenalties asks the course's policy (autograde/deadlines.py); the page
+    # says when and how late
     plugin_config(c, Policy(**job.get("late_policy") or {}))
     if job.get("late_note"):
         feedback_notes(c, {f"{job['student']}/{job['assignment']}": job["late_note"]})
@@ -64,11 +84,11 @@ def config(job: dict, course_dir: Path):
 def main(jobdir: str) -> int:
     """Autograde (no execution), then feedback; always writes worker.json unless killed."""
     import nbformat
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.utils import temp_attrs
 
     from autograde.course import hidden_lines
     from autograde.sanitize import feedback_safe
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.utils import temp_attrs
 
     root = Path(jobdir)
     job = json.loads((root / "job.json").read_text())
@@ -77,7 +97,10 @@ def main(jobdir: str) -> int:
     api = NbGraderAPI(config=config(job, course_dir))
     t0 = time.perf_counter()
     out: dict = {"autograde": api.autograde(a, s, force=True, create=True)}
-    out["seconds"] = {"startup": round(t0 - T_START, 2), "autograde": round(time.perf_counter() - t0, 2)}
+    out["seconds"] = {
+        "startup": round(t0 - T_START, 2),
+        "autograde": round(time.perf_counter() - t0, 2),
+    }
     if out["autograde"]["success"]:
         leaked, withhold = [], set()
         for name in job["notebooks"]:
@@ -87,10 +110,15 @@ def main(jobdir: str) -> int:
             source = nbformat.read(job["source_notebooks"][name], as_version=4)
             release = nbformat.read(job["release_notebooks"][name], as_version=4)
             safe = feedback_safe(nbformat.read(str(graded), as_version=4), source, release)
-            # The guard reads only the text the harness puts on the page (locked cells: tests, questions), never
-            # the student's own cells and outputs: hidden source never reaches a sandbox, so a hidden line there
-            # was typed by the student, and withholding their page for it would tell them their guess was right
-            ours = "\n".join(c.source for c in safe.cells if c.get("metadata", {}).get("nbgrader", {}).get("locked"))
+            # The guard reads only the text the harness puts on the page (locked cells: tests,
+            # questions), never the student's own cells and outputs: hidden source never reaches a
+            # sandbox, so a hidden line there was typed by the student, and withholding their page
+            # for it would tell them their guess was right
+            ours = "\n".join(
+                c.source
+                for c in safe.cells
+                if c.get("metadata", {}).get("nbgrader", {}).get("locked")
+            )
             secret = hidden_lines(source)
             if any(line in ours for line in secret):
                 leaked += [line for line in secret if line in ours]
@@ -113,5 +141,6 @@ def main(jobdir: str) -> int:
 
 if __name__ == "__main__":
     from autograde.boundary import limit_memory
+
     limit_memory(DATA_BYTES)
     sys.exit(main(sys.argv[1]))

@@ -1,9 +1,9 @@
-"""Where the model runs and how we measure it: device and dtype choice, a synchronising timer, peak memory,
-seeding, thread count (and the notebooks' thread policy), and the grading flag.
+"""Where the model runs and how we measure it: device and dtype choice, a synchronising timer, peak
+memory, seeding, thread count (and the notebooks' thread policy), and the grading flag.
 
-Everything here takes the device as an argument or picks it once with `pick_device()`; nothing assumes CUDA.
-GPU kernels run asynchronously, so a timer that reads the clock without synchronising measures only how long
-it took to *queue* the work; `Timer` synchronises first.
+Everything here takes the device as an argument or picks it once with `pick_device()`; nothing
+assumes CUDA. GPU kernels run asynchronously, so a timer that reads the clock without synchronising
+measures only how long it took to *queue* the work; `Timer` synchronises first.
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ class Timer:
 class MemoryReport:
     """Peak memory of this process: CPU resident set and (if used) CUDA tensors."""
 
-    rss_bytes: int  # peak resident set size of the whole process (weights, activations, Python itself)
+    # peak resident set size of the whole process (weights, activations, Python itself)
+    rss_bytes: int
     cuda_bytes: int | None  # peak bytes held by CUDA tensors since start/reset; None without CUDA
 
     def __str__(self) -> str:
@@ -138,7 +139,8 @@ def _peak_rss_bytes() -> int:
 
 
 def peak_memory() -> MemoryReport:
-    """Peak process RSS and, if CUDA is in use, peak CUDA memory allocated (`torch.cuda.max_memory_allocated`)."""
+    """Peak process RSS and, if CUDA is in use, peak CUDA memory allocated
+    (`torch.cuda.max_memory_allocated`)."""
     cuda = None
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         cuda = int(torch.cuda.max_memory_allocated())
@@ -146,7 +148,8 @@ def peak_memory() -> MemoryReport:
 
 
 def seed_everything(seed: int) -> torch.Generator:
-    """Seed Python, NumPy and torch (all devices); return a CPU `torch.Generator` seeded the same way."""
+    """Seed Python, NumPy and torch (all devices); return a CPU `torch.Generator` seeded the same
+    way."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -165,13 +168,15 @@ def set_threads(n: int) -> int:
 
 
 def thread_policy(cpu_count: int | None = None) -> int:
-    """Intra-op threads for the notebooks: env `COURSE_THREADS` if set, else 1 on <= 2 cores, else half (<= 4).
+    """Intra-op threads for the notebooks: env `COURSE_THREADS` if set, else 1 on <= 2 cores, else
+    half (<= 4).
 
-    Why (benchmarks/pace.py, docs/benchmarks.md): decode-sized work (one token's matrix-vector products) gains
-    nothing from a second thread, and torch's default of one thread per core collapses when another process
-    wants a core: on 2 cores shared with other work, 2 threads were 3-8x slower than 1 for a 200-token prefill
-    and 4-6x for decode. Only a prefill on an otherwise idle machine pays (~1.8x on 2 cores). On more cores we
-    keep half of them for the browser, the Jupyter server and a second kernel.
+    Why (benchmarks/pace.py, docs/benchmarks.md): decode-sized work (one token's matrix-vector
+    products) gains nothing from a second thread, and torch's default of one thread per core
+    collapses when another process wants a core: on 2 cores shared with other work, 2 threads were
+    3-8x slower than 1 for a 200-token prefill and 4-6x for decode. Only a prefill on an otherwise
+    idle machine pays (~1.8x on 2 cores). On more cores we keep half of them for the browser, the
+    Jupyter server and a second kernel.
     """
     forced = os.environ.get("COURSE_THREADS", "").strip()
     if forced:
@@ -184,11 +189,13 @@ def thread_policy(cpu_count: int | None = None) -> int:
 
 
 def use_thread_policy() -> int:
-    """Apply `thread_policy()` to torch (intra-op threads, and one inter-op thread) and return the count."""
+    """Apply `thread_policy()` to torch (intra-op threads, and one inter-op thread) and return the
+    count."""
     n = thread_policy()
     torch.set_num_threads(n)
     try:
-        # Allowed once, before any inter-op parallel work has started; later calls raise RuntimeError.
+        # Allowed once, before any inter-op parallel work has started; later calls raise
+        # RuntimeError.
         torch.set_num_interop_threads(1)
     except RuntimeError:
         pass

@@ -1,6 +1,8 @@
-"""A decoder-only transformer in plain PyTorch: SmolLM2 (Llama architecture) and GPT-2 in one readable file.
+"""A decoder-only transformer in plain PyTorch: SmolLM2 (Llama architecture) and GPT-2 in one
+readable file.
 
-Scope: inference only. One `Transformer` class runs both families; `ModelConfig` says which parts to use:
+Scope: inference only. One `Transformer` class runs both families; `ModelConfig` says which parts to
+use:
 
 | part             | Llama / SmolLM2                       | GPT-2                          |
 |------------------|---------------------------------------|--------------------------------|
@@ -9,15 +11,17 @@ Scope: inference only. One `Transformer` class runs both families; `ModelConfig`
 | MLP              | SwiGLU: down(silu(gate(x)) * up(x))   | down(gelu(up(x)))              |
 | attention heads  | grouped-query: 9 query, 3 key/value   | multi-head: 12 query = 12 kv   |
 
-Everything else (causal self-attention, residual stream, LM head tied to the token embedding) is shared.
-The KV cache is an explicit object (`KVCache`) that the caller creates, passes in, and may inspect; a
-`Trace` passed to `forward` captures intermediate tensors for the pipeline-trace and debugging notebooks.
+Everything else (causal self-attention, residual stream, LM head tied to the token embedding) is
+shared. The KV cache is an explicit object (`KVCache`) that the caller creates, passes in, and may
+inspect; a `Trace` passed to `forward` captures intermediate tensors for the pipeline-trace and
+debugging notebooks.
 
-Parameter names follow Hugging Face's Llama checkpoints, so loading (weights.py) is a name-by-name copy.
+Parameter names follow Hugging Face's Llama checkpoints, so loading (weights.py) is a name-by-name
+copy.
 
-References: Vaswani et al. 2017 (transformer); Su et al. 2021 (RoPE); Zhang & Sennrich 2019 (RMSNorm);
-Shazeer 2020 (SwiGLU); Ainslie et al. 2023 (grouped-query attention); Radford et al. 2019 (GPT-2);
-karpathy/nanoGPT model.py (layout of this file).
+References: Vaswani et al. 2017 (transformer); Su et al. 2021 (RoPE); Zhang & Sennrich 2019
+(RMSNorm); Shazeer 2020 (SwiGLU); Ainslie et al. 2023 (grouped-query attention); Radford et al. 2019
+(GPT-2); karpathy/nanoGPT model.py (layout of this file).
 """
 
 from __future__ import annotations
@@ -57,35 +61,58 @@ class ModelConfig:
     @staticmethod
     def tiny(**overrides) -> ModelConfig:
         """SmolLM2's architecture at toy size (random weights) for fast tests."""
-        base = ModelConfig(vocab_size=256, d_model=64, n_layer=2, n_head=4, n_kv_head=2, d_ff=128, max_seq_len=128)
+        base = ModelConfig(
+            vocab_size=256, d_model=64, n_layer=2, n_head=4, n_kv_head=2, d_ff=128, max_seq_len=128
+        )
         return replace(base, **overrides)
 
     @staticmethod
     def gpt2_small() -> ModelConfig:
         """GPT-2 124M (Radford et al. 2019)."""
-        return ModelConfig(vocab_size=50257, d_model=768, n_layer=12, n_head=12, n_kv_head=12, d_ff=3072,
-                           max_seq_len=1024, norm="layer", positions="learned", mlp="gelu", bias=True,
-                           bos_token_id=None, eos_token_id=50256)
+        return ModelConfig(
+            vocab_size=50257,
+            d_model=768,
+            n_layer=12,
+            n_head=12,
+            n_kv_head=12,
+            d_ff=3072,
+            max_seq_len=1024,
+            norm="layer",
+            positions="learned",
+            mlp="gelu",
+            bias=True,
+            bos_token_id=None,
+            eos_token_id=50256,
+        )
 
     def __post_init__(self) -> None:
         if self.d_model % self.n_head or self.n_head % self.n_kv_head:
             raise ValueError("d_model must divide by n_head, and n_head by n_kv_head")
-        for name, allowed in (("norm", ("rms", "layer")), ("positions", ("rope", "learned")), ("mlp", ("swiglu", "gelu"))):
+        for name, allowed in (
+            ("norm", ("rms", "layer")),
+            ("positions", ("rope", "learned")),
+            ("mlp", ("swiglu", "gelu")),
+        ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
 
 
 class KVCache:
-    """Keys and values of every layer for the positions seen so far, preallocated up to `max_len`."""
+    """Keys and values of every layer for the positions seen so far, preallocated up to
+    `max_len`."""
 
-    def __init__(self, config: ModelConfig, batch_size: int, max_len: int, device=None, dtype=torch.float32):
+    def __init__(
+        self, config: ModelConfig, batch_size: int, max_len: int, device=None, dtype=torch.float32
+    ):
         shape = (batch_size, config.n_kv_head, max_len, config.head_dim)  # (B, n_kv, S_max, hd)
         self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(config.n_layer)]
         self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(config.n_layer)]
         self.length = 0  # positions filled; the same for every layer between forward calls
         self.max_len = max_len
 
-    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Store this call's k, v (B, n_kv, T, hd) after the cached ones; return all of them."""
         start, end = self.length, self.length + k.shape[2]
         if end > self.max_len:
@@ -103,12 +130,14 @@ class KVCache:
 class Trace:
     """Ask `forward` to keep intermediate tensors; the fields are filled in during the call."""
 
-    attn_layers: tuple[int, ...] = ()  # layers whose attention weights to keep (costs a second attention)
+    # layers whose attention weights to keep (costs a second attention)
+    attn_layers: tuple[int, ...] = ()
     embeddings: torch.Tensor | None = None  # (B, T, D) input to block 0
     blocks: list[torch.Tensor] = field(default_factory=list)  # output of each block, (B, T, D)
     final_norm: torch.Tensor | None = None  # (B, T, D) what the LM head reads
     logits: torch.Tensor | None = None  # (B, T, V)
-    attn: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> (B, n_head, T, S) weights
+    # layer -> (B, n_head, T, S) weights
+    attn: dict[int, torch.Tensor] = field(default_factory=dict)
 
 
 class RMSNorm(nn.Module):
@@ -122,7 +151,9 @@ class RMSNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # Normalise in float32: the mean of squares loses precision in bf16.
         x32 = x.float()
-        return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+        return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(
+            x.dtype
+        ) * self.weight
 
 
 def make_norm(config: ModelConfig) -> nn.Module:
@@ -132,9 +163,14 @@ def make_norm(config: ModelConfig) -> nn.Module:
     return nn.LayerNorm(config.d_model, eps=config.norm_eps)
 
 
-def rope_angles(positions: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of position * frequency, (B, T, head_dim), in Hugging Face's rotate-half layout."""
-    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
+def rope_angles(
+    positions: torch.Tensor, head_dim: int, theta: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of position * frequency, (B, T, head_dim), in Hugging Face's rotate-half
+    layout."""
+    inv_freq = 1.0 / theta ** (
+        torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim
+    )
     angles = positions.float()[..., None] * inv_freq  # (B, T, hd/2)
     angles = torch.cat([angles, angles], dim=-1)  # (B, T, hd): pair i with i + hd/2
     return angles.cos(), angles.sin()
@@ -163,23 +199,30 @@ class Attention(nn.Module):
         cfg = self.config
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, cfg.n_head, cfg.head_dim).transpose(1, 2)  # (B, nh, T, hd)
-        k = self.k_proj(x).view(B, T, cfg.n_kv_head, cfg.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
-        v = self.v_proj(x).view(B, T, cfg.n_kv_head, cfg.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
+        # (B, nkv, T, hd)
+        k = self.k_proj(x).view(B, T, cfg.n_kv_head, cfg.head_dim).transpose(1, 2)
+        # (B, nkv, T, hd)
+        v = self.v_proj(x).view(B, T, cfg.n_kv_head, cfg.head_dim).transpose(1, 2)
         if rope is not None:
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         if cache is not None:
             k, v = cache.update(self.layer, k, v)  # (B, nkv, S, hd), S = cached + T
-        # Grouped-query attention: each group of n_head / n_kv_head query heads reads the same key/value head.
-        # Folding a group's queries into the query axis lets them share that head without copying it.
+        # Grouped-query attention: each group of n_head / n_kv_head query heads reads the same
+        # key/value head. Folding a group's queries into the query axis lets them share that head
+        # without copying it.
         group, S = cfg.n_head // cfg.n_kv_head, k.shape[2]
         q = q.reshape(B, cfg.n_kv_head, group * T, cfg.head_dim)  # (B, nkv, group * T, hd)
         if mask is not None:
-            mask = mask.repeat(1, 1, group, 1)  # (B or 1, 1, group * T, S): the same rows for every query head
+            # (B or 1, 1, group * T, S): the same rows for every query head
+            mask = mask.repeat(1, 1, group, 1)
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nkv, group * T, hd)
         if trace is not None and self.layer in trace.attn_layers:
-            # With the identity as values, attention returns its own weights: row i is query i's distribution.
+            # With the identity as values, attention returns its own weights: row i is query i's
+            # distribution.
             eye = torch.eye(S, dtype=q.dtype, device=q.device).expand(B, cfg.n_kv_head, S, S)
-            trace.attn[self.layer] = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask).reshape(B, cfg.n_head, T, S)
+            trace.attn[self.layer] = F.scaled_dot_product_attention(
+                q, k, eye, attn_mask=mask
+            ).reshape(B, cfg.n_head, T, S)
         y = y.reshape(B, cfg.n_head, T, cfg.head_dim)
         return self.o_proj(y.transpose(1, 2).reshape(B, T, cfg.n_head * cfg.head_dim))
 
@@ -217,7 +260,8 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Token ids in, next-token logits out: embed, run the blocks, normalise, project onto the vocabulary."""
+    """Token ids in, next-token logits out: embed, run the blocks, normalise, project onto the
+    vocabulary."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
@@ -227,31 +271,50 @@ class Transformer(nn.Module):
             self.embed_positions = nn.Embedding(config.max_seq_len, config.d_model)
         self.layers = nn.ModuleList(Block(config, i) for i in range(config.n_layer))
         self.norm = make_norm(config)
-        # The LM head is the token embedding itself (tied weights): logits = h @ embed_tokens.weight.T
-        self.lm_head: nn.Module | None = None  # set only by course_lib.lowbit: the same weights, stored low-bit
+        # The LM head is the token embedding itself (tied weights): logits = h @
+        # embed_tokens.weight.T set only by course_lib.lowbit: the same weights, stored low-bit
+        self.lm_head: nn.Module | None = None
 
     def new_cache(self, batch_size: int = 1, max_len: int | None = None) -> KVCache:
         """An empty KV cache on this model's device and dtype."""
         p = self.embed_tokens.weight
-        return KVCache(self.config, batch_size, max_len or self.config.max_seq_len, device=p.device, dtype=p.dtype)
+        return KVCache(
+            self.config,
+            batch_size,
+            max_len or self.config.max_seq_len,
+            device=p.device,
+            dtype=p.dtype,
+        )
 
     @torch.no_grad()
-    def forward(self, idx: torch.Tensor, cache: KVCache | None = None, attention_mask: torch.Tensor | None = None,
-                trace: Trace | None = None) -> torch.Tensor:
-        """Logits (B, T, V) in float32 for ids (B, T); with a cache, idx holds only the new positions.
+    def forward(
+        self,
+        idx: torch.Tensor,
+        cache: KVCache | None = None,
+        attention_mask: torch.Tensor | None = None,
+        trace: Trace | None = None,
+    ) -> torch.Tensor:
+        """Logits (B, T, V) in float32 for ids (B, T); with a cache, idx holds only the new
+        positions.
 
-        attention_mask (B, S) marks real tokens with 1 and padding with 0 for every position the model sees
-        (cached + new, S = cache.length + T); left padding lets prompts of different lengths share a batch.
+        attention_mask (B, S) marks real tokens with 1 and padding with 0 for every position the
+        model sees (cached + new, S = cache.length + T); left padding lets prompts of different
+        lengths share a batch.
         """
         cfg = self.config
         B, T = idx.shape
         past = cache.length if cache is not None else 0
         S = past + T
         if S > cfg.max_seq_len:
-            raise ValueError(f"sequence of {S} tokens is longer than the model's context ({cfg.max_seq_len})")
+            raise ValueError(
+                f"sequence of {S} tokens is longer than the model's context ({cfg.max_seq_len})"
+            )
         if attention_mask is not None:
             if attention_mask.shape != (B, S):
-                raise ValueError(f"attention_mask must be (batch, cached + new) = {(B, S)}, got {tuple(attention_mask.shape)}")
+                raise ValueError(
+                    f"attention_mask must be (batch, cached + new) = {(B, S)}, got "
+                    f"{tuple(attention_mask.shape)}"
+                )
             # Padding does not advance the position: a row's first real token is position 0.
             positions = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, past:]  # (B, T)
         else:
@@ -260,11 +323,15 @@ class Transformer(nn.Module):
         # Query i (absolute position past + i) may read keys 0 .. past + i, and no padding.
         mask = None
         if T > 1 or attention_mask is not None:
-            key_pos, query_pos = torch.arange(S, device=idx.device), torch.arange(past, S, device=idx.device)
+            key_pos, query_pos = (
+                torch.arange(S, device=idx.device),
+                torch.arange(past, S, device=idx.device),
+            )
             mask = (key_pos <= query_pos[:, None])[None, None]  # (1, 1, T, S)
             if attention_mask is not None:
                 mask = mask & attention_mask.bool()[:, None, None, :]  # (B, 1, T, S)
-                # A padding query row would see nothing and softmax to NaN; let it see itself instead.
+                # A padding query row would see nothing and softmax to NaN; let it see itself
+                # instead.
                 diagonal = key_pos == query_pos[:, None]
                 mask = mask | diagonal[None, None]  # (B, 1, T, S)
 
@@ -283,7 +350,10 @@ class Transformer(nn.Module):
         if cache is not None:
             cache.length = S
         x = self.norm(x)
-        logits = (x @ self.embed_tokens.weight.T if self.lm_head is None else self.lm_head(x)).float()  # (B, T, V)
+        # (B, T, V)
+        logits = (
+            x @ self.embed_tokens.weight.T if self.lm_head is None else self.lm_head(x)
+        ).float()
         if trace is not None:
             trace.final_norm, trace.logits = x, logits
         return logits

@@ -1,4 +1,5 @@
-"""Shared, cached loaders for tests that need the real model (each load costs ~3.5 s, so do it once per run)."""
+"""Shared, cached loaders for tests that need the real model (each load costs ~3.5 s, so do it once
+per run)."""
 
 from __future__ import annotations
 

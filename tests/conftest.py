@@ -1,7 +1,8 @@
 """Shared pytest setup: markers, headless matplotlib, and model fixtures.
 
 Markers:
-- `gpu`: needs a CUDA device. Skipped where torch sees none, which includes CI: CI machines have no GPU,
+- `gpu`: needs a CUDA device. Skipped where torch sees none, which includes CI: CI machines have no
+GPU,
   so these tests run only where a student or instructor has one (Colab, a lab machine).
 - `model`: loads the real SmolLM2-135M weights (fetched by `./course test` before pytest starts);
   a few seconds each. Deselect with `-m "not model"` for a quick run.
@@ -19,7 +20,9 @@ import torch
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "gpu: needs a CUDA device; skipped without one (CI has none)")
+    config.addinivalue_line(
+        "markers", "gpu: needs a CUDA device; skipped without one (CI has none)"
+    )
     config.addinivalue_line("markers", "model: loads the real SmolLM2-135M weights (seconds)")
 
 
@@ -34,7 +37,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def real_model():
-    """(model, tokenizer) for SmolLM2-135M-Instruct in float32 on the CPU, loaded once per test session."""
+    """(model, tokenizer) for SmolLM2-135M-Instruct in float32 on the CPU, loaded once per test
+    session."""
     from course_lib import load_model
 
     return load_model(device="cpu", dtype=torch.float32)

@@ -1,31 +1,36 @@
 """Where students and instructors work: JupyterLab in a real (headless) browser.
 
-JupyterLab runs on 127.0.0.1 (free port, token, scratch runtime/config dirs) with this environment's Python, on
-copies of the notebooks in a temporary folder. Debian's Chromium, driven by Playwright (never its own browser
-download), then:
-1. opens every student notebook (`notebooks/`), runs all cells ("Run All"; where a failing check stops it, Run
-   All Below from the next cell, as a student would), saves it, and asserts from the saved file that every code
-   cell ran and the only errors are the graded stubs' NotImplementedError (raised directly, or reported by a
-   visible check: "your function raised NotImplementedError");
-2. opens the cheapest solution notebook (01_pipeline_trace), runs all, and asserts no error at all and that its
+JupyterLab runs on 127.0.0.1 (free port, token, scratch runtime/config dirs) with this environment's
+Python, on copies of the notebooks in a temporary folder. Debian's Chromium, driven by Playwright
+(never its own browser download), then:
+1. opens every student notebook (`notebooks/`), runs all cells ("Run All"; where a failing check
+stops it, Run
+   All Below from the next cell, as a student would), saves it, and asserts from the saved file that
+   every code cell ran and the only errors are the graded stubs' NotImplementedError (raised
+   directly, or reported by a visible check: "your function raised NotImplementedError");
+2. opens the cheapest solution notebook (01_pipeline_trace), runs all, and asserts no error at all
+and that its
    plots are rendered (<img> elements in the output areas, PNGs in the saved file);
-3. opens nbgrader's formgrader from JupyterLab's command (as `./course lab` installs it) and asserts that every
+3. opens nbgrader's formgrader from JupyterLab's command (as `./course lab` installs it) and asserts
+that every
    assignment is listed.
-Screenshots go to artifacts/browser/ (git-ignored; $COURSE_ARTIFACTS overrides), the path is printed.
+Screenshots go to artifacts/browser/ (git-ignored; $COURSE_ARTIFACTS overrides), the path is
+printed.
 
 Needs: /usr/bin/chromium (`apt-get install chromium`; `./course test` installs it when root) and the
 `playwright` package (the `test` extra). Skipped, with the reason, where either is missing.
-Cost on the 2-core CI machine: see `docs/ecosystem.md` (~4-5 min, most of it the notebooks' own cells).
+Cost on the 2-core CI machine: see `docs/ecosystem.md` (~4-5 min, most of it the notebooks' own
+cells).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
-import secrets
 import subprocess
 import sys
 import time
@@ -36,15 +41,33 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
-ASSIGNMENTS = ["01_pipeline_trace", "02_logits_softmax", "03_sampling", "04_generation_loop",
-               "05_debugging_generation"]
-CLEAN_SOLUTION = "01_pipeline_trace"   # the cheapest solution notebook top to bottom (~1 min)
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-quic", "--disable-dev-shm-usage"]
+ASSIGNMENTS = [
+    "01_pipeline_trace",
+    "02_logits_softmax",
+    "03_sampling",
+    "04_generation_loop",
+    "05_debugging_generation",
+]
+CLEAN_SOLUTION = "01_pipeline_trace"  # the cheapest solution notebook top to bottom (~1 min)
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
 NOTEBOOK_TIMEOUT_S = 240
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the course's `test` extra)")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="pip install playwright (the course's `test` extra)"
+)
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+)
 
 
 def artifacts_dir() -> Path:
@@ -62,32 +85,57 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """(base URL, token, work folder): JupyterLab serving copies of notebooks/, solutions/ and nbgrader_config.py."""
+    """(base URL, token, work folder): JupyterLab serving copies of notebooks/, solutions/ and
+    nbgrader_config.py."""
     work = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", work / "notebooks")
     shutil.copytree(ROOT / "solutions", work / "solutions")
-    shutil.copy(ROOT / "nbgrader_config.py", work / "nbgrader_config.py")  # formgrader's course = this copy
+    # formgrader's course = this copy
+    shutil.copy(ROOT / "nbgrader_config.py", work / "nbgrader_config.py")
     scratch = tmp_path_factory.mktemp("jupyter")
     port, token = _free_port(), secrets.token_hex(16)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MPLBACKEND", "COURSE_GRADING", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR")}
-    env.update(JUPYTER_RUNTIME_DIR=str(scratch / "runtime"), JUPYTER_CONFIG_DIR=str(scratch / "config"),
-               JUPYTERLAB_WORKSPACES_DIR=str(scratch / "workspaces"), IPYTHONDIR=str(scratch / "ipython"),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
-           "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp: run JupyterLab's own commands
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MPLBACKEND", "COURSE_GRADING", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR")
+    }
+    env.update(
+        JUPYTER_RUNTIME_DIR=str(scratch / "runtime"),
+        JUPYTER_CONFIG_DIR=str(scratch / "config"),
+        JUPYTERLAB_WORKSPACES_DIR=str(scratch / "workspaces"),
+        IPYTHONDIR=str(scratch / "ipython"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={work}",
+        # window.jupyterapp: run JupyterLab's own commands
+        "--LabApp.expose_app_in_browser=True",
+    ]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
     log = open(scratch / "lab.log", "wb")
-    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 120
         while True:
-            assert proc.poll() is None, "JupyterLab exited:\n" + (scratch / "lab.log").read_text()[-3000:]
+            assert proc.poll() is None, (
+                "JupyterLab exited:\n" + (scratch / "lab.log").read_text()[-3000:]
+            )
             try:
-                req = urllib.request.Request(f"{base}/api/status", headers={"Authorization": f"token {token}"})
+                req = urllib.request.Request(
+                    f"{base}/api/status", headers={"Authorization": f"token {token}"}
+                )
                 with urllib.request.urlopen(req, timeout=5) as r:
                     if r.status == 200:
                         break
@@ -108,12 +156,18 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    """Debian's Chromium under Playwright with a fresh profile (a context: ``.new_page()`` opens a tab)."""
+    """Debian's Chromium under Playwright with a fresh profile (a context: ``.new_page()`` opens a
+    tab)."""
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_api.sync_playwright() as p:
         # Playwright refuses --user-data-dir in args; a persistent context is the same thing.
-        ctx = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True,
-                                                   args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+        ctx = p.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000},
+        )
         yield ctx
         ctx.close()
 
@@ -125,8 +179,8 @@ _READY = """() => {
     return !!k && k.status === 'idle';
 }"""
 
-# Run All; where an error stops it, Run All Below from the cell after the error, until the end. Resolves to the
-# number of Run All / Run All Below rounds.
+# Run All; where an error stops it, Run All Below from the cell after the error, until the end.
+# Resolves to the number of Run All / Run All Below rounds.
 _RUN_ALL = """async () => {
     const app = window.jupyterapp, w = app.shell.currentWidget, nb = w.content;
     const hasError = (cell) => cell.model.type === 'code'
@@ -157,34 +211,47 @@ _RUN_ALL = """async () => {
     }
     await app.commands.execute('docmanager:save');
     return rounds;
-}"""
+}"""  # noqa: E501
 
 
 def run_notebook_in_browser(browser, lab, rel: str, shot: str) -> tuple[dict, int, int]:
-    """Open ``rel`` in JupyterLab, run all, save; (saved notebook, rounds, <img> in outputs). Screenshot saved."""
+    """Open ``rel`` in JupyterLab, run all, save; (saved notebook, rounds, <img> in outputs).
+    Screenshot saved."""
     base, token, work = lab
     page = browser.new_page()
     try:
-        # a workspace of its own, reset: otherwise JupyterLab restores the notebooks earlier tabs had open
+        # a workspace of its own, reset: otherwise JupyterLab restores the notebooks earlier tabs
+        # had open
         page.goto(f"{base}/lab/workspaces/{shot}/tree/{rel}?reset&token={token}")
         page.wait_for_function(_READY, timeout=120_000)
         page.evaluate("() => { window.__run = null; }")
-        page.evaluate(f"() => {{ ({_RUN_ALL})().then((r) => window.__run = r, (e) => window.__run = 'error: ' + e); }}")
+        page.evaluate(
+            f"() => {{ ({_RUN_ALL})().then((r) => window.__run = r, "
+            "(e) => window.__run = 'error: ' + e); }"
+        )
         try:
-            page.wait_for_function("() => window.__run !== null", timeout=NOTEBOOK_TIMEOUT_S * 1000, polling=500)
+            page.wait_for_function(
+                "() => window.__run !== null", timeout=NOTEBOOK_TIMEOUT_S * 1000, polling=500
+            )
         except Exception:
             page.screenshot(path=str(artifacts_dir() / f"{shot}-stuck.png"), full_page=False)
-            state = page.evaluate("() => ({progress: window.__progress, active: jupyterapp.shell.currentWidget"
-                                  ".content.activeCellIndex, kernel: jupyterapp.shell.currentWidget.sessionContext"
-                                  ".session.kernel.status})")
-            raise AssertionError(f"{rel}: Run All did not finish in {NOTEBOOK_TIMEOUT_S} s: {state}") from None
+            state = page.evaluate(
+                "() => ({progress: window.__progress, active: jupyterapp.shell.currentWidget"
+                ".content.activeCellIndex, kernel: jupyterapp.shell.currentWidget.sessionContext"
+                ".session.kernel.status})"
+            )
+            raise AssertionError(
+                f"{rel}: Run All did not finish in {NOTEBOOK_TIMEOUT_S} s: {state}"
+            ) from None
         rounds = page.evaluate("() => window.__run")
         assert isinstance(rounds, int), f"{rel}: {rounds}"
         page.wait_for_function(_READY, timeout=30_000)
         imgs = page.locator(".jp-OutputArea-output img").count()
         page.screenshot(path=str(artifacts_dir() / f"{shot}.png"), full_page=False)
-        page.evaluate("() => { const a = jupyterapp.shell.currentWidget.content; "
-                      "a.activeCellIndex = a.widgets.length - 1; a.mode = 'command'; }")
+        page.evaluate(
+            "() => { const a = jupyterapp.shell.currentWidget.content; "
+            "a.activeCellIndex = a.widgets.length - 1; a.mode = 'command'; }"
+        )
         page.screenshot(path=str(artifacts_dir() / f"{shot}-end.png"), full_page=False)
         return json.loads((work / rel).read_text()), rounds, imgs
     finally:
@@ -192,12 +259,18 @@ def run_notebook_in_browser(browser, lab, rel: str, shot: str) -> tuple[dict, in
 
 
 def _errors(nb: dict) -> list[tuple[int, str, str]]:
-    return [(i, o.get("ename", ""), o.get("evalue", "")) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
-            for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    return [
+        (i, o.get("ename", ""), o.get("evalue", ""))
+        for i, c in enumerate(nb["cells"])
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
 
 
 def _stub_error(ename: str, evalue: str) -> bool:
-    """A graded stub's NotImplementedError: raised directly, or every failed case of a visible check says so."""
+    """A graded stub's NotImplementedError: raised directly, or every failed case of a visible check
+    says so."""
     if ename == "NotImplementedError":
         return True
     if ename != "CheckFailed":
@@ -209,19 +282,36 @@ def _stub_error(ename: str, evalue: str) -> bool:
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_student_notebook_runs_with_only_stub_errors(browser, lab, assignment):
     t0 = time.perf_counter()
-    nb, rounds, _ = run_notebook_in_browser(browser, lab, f"notebooks/{assignment}/{assignment}.ipynb",
-                                           f"student-{assignment}")
-    not_run = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("execution_count") is None]
+    nb, rounds, _ = run_notebook_in_browser(
+        browser, lab, f"notebooks/{assignment}/{assignment}.ipynb", f"student-{assignment}"
+    )
+    not_run = [
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["cell_type"] == "code" and c.get("execution_count") is None
+    ]
     assert not not_run, f"cells never ran: {not_run}"
     errors = _errors(nb)
     others = [e for e in errors if not _stub_error(e[1], e[2])]
     assert not others, f"errors other than the stubs' NotImplementedError: {others}"
-    # each untouched exercise's check cell says so and lets Run All go on (it raises only when graded)
-    told = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
-                   for o in c.get("outputs", []) if o.get("output_type") == "stream")  # saved text: a list of lines
-    assert "not attempted yet" in told, "a student notebook with stubs should say its exercises are not attempted"
-    print(f"{assignment}: {len(errors)} stub errors, {rounds} Run All rounds, {time.perf_counter() - t0:.0f} s; "
-          f"screenshots in {artifacts_dir()}")
+    # each untouched exercise's check cell says so and lets Run All go on (it raises only when
+    # graded)
+    told = "".join(
+        "".join(o.get("text", ""))
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        # saved text: a list of lines
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
+    assert "not attempted yet" in told, (
+        "a student notebook with stubs should say its exercises are not attempted"
+    )
+    print(
+        f"{assignment}: {len(errors)} stub errors, {rounds} Run All rounds, "
+        f"{time.perf_counter() - t0:.0f} s; "
+        f"screenshots in {artifacts_dir()}"
+    )
 
 
 def test_solution_notebook_runs_clean_with_plots(browser, lab):
@@ -229,10 +319,17 @@ def test_solution_notebook_runs_clean_with_plots(browser, lab):
     rel = f"solutions/{CLEAN_SOLUTION}/{CLEAN_SOLUTION}.ipynb"
     nb, rounds, imgs = run_notebook_in_browser(browser, lab, rel, f"solution-{CLEAN_SOLUTION}")
     assert _errors(nb) == [] and rounds == 1, _errors(nb)
-    pngs = sum("image/png" in o.get("data", {}) for c in nb["cells"] if c["cell_type"] == "code"
-               for o in c.get("outputs", []))
+    pngs = sum(
+        "image/png" in o.get("data", {})
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+    )
     assert pngs >= 1 and imgs >= 1, f"plots: {pngs} PNG outputs saved, {imgs} <img> rendered"
-    print(f"{CLEAN_SOLUTION} (solution): clean, {imgs} plots rendered, {time.perf_counter() - t0:.0f} s")
+    print(
+        f"{CLEAN_SOLUTION} (solution): clean, {imgs} plots rendered, "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
 
 
 def test_formgrader_lists_every_assignment(browser, lab):
@@ -240,8 +337,11 @@ def test_formgrader_lists_every_assignment(browser, lab):
     page = browser.new_page()
     try:
         page.goto(f"{base}/lab/workspaces/formgrader?reset&token={token}")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('nbgrader:open-formgrader')",
-                               timeout=120_000)
+        page.wait_for_function(
+            "() => window.jupyterapp && "
+            "window.jupyterapp.commands.hasCommand('nbgrader:open-formgrader')",
+            timeout=120_000,
+        )
         page.evaluate("() => window.jupyterapp.commands.execute('nbgrader:open-formgrader')")
         frame = page.frame_locator("iframe").first
         for a in ASSIGNMENTS:

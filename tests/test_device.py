@@ -1,5 +1,5 @@
-"""Tests of course_lib.device. CPU tests fake the GPU where the logic (not the hardware) is under test;
-tests marked `gpu` use a real CUDA device and are skipped without one (CI has no GPU).
+"""Tests of course_lib.device. CPU tests fake the GPU where the logic (not the hardware) is under
+test; tests marked `gpu` use a real CUDA device and are skipped without one (CI has no GPU).
 
 Cost: ~3 s (one subprocess that imports torch, a 256 MiB buffer).
 """
@@ -99,7 +99,12 @@ def test_peak_memory_sees_a_large_buffer():
 def test_seed_everything_repeats_python_numpy_torch():
     def draws():
         g = dev.seed_everything(7)
-        return random.random(), float(np.random.rand()), float(torch.rand(())), float(torch.rand((), generator=g))
+        return (
+            random.random(),
+            float(np.random.rand()),
+            float(torch.rand(())),
+            float(torch.rand((), generator=g)),
+        )
 
     first = draws()
     assert draws() == first
@@ -131,8 +136,13 @@ def test_is_grading_reads_the_environment(monkeypatch):
 @pytest.mark.parametrize("value, expected", [("1", "True"), ("", "False")])
 def test_grading_constant_is_set_at_import(value, expected):
     code = "import course_lib.device as d; print(d.GRADING)"
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "COURSE_GRADING": value},
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "COURSE_GRADING": value},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == expected
 
 
@@ -140,7 +150,9 @@ def test_grading_constant_is_set_at_import(value, expected):
 def test_gpu_device_dtype_timer_memory():
     """Needs CUDA; skipped on CI, which has no GPU."""
     assert dev.pick_device().type == "cuda"
-    assert dev.default_dtype("cuda") is (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32)
+    assert dev.default_dtype("cuda") is (
+        torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
+    )
     torch.cuda.reset_peak_memory_stats()
     x = torch.randn(8192, 8192, device="cuda")  # 256 MiB
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

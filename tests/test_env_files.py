@@ -1,8 +1,11 @@
-"""The three ways in (pip via pyproject.toml, conda via environment.yml, the `./course` script) agree.
+"""The three ways in (pip via pyproject.toml, conda via environment.yml, the `./course` script)
+agree.
 
-- environment.yml names exactly the packages pyproject.toml installs for `./course` (dependencies plus the
+- environment.yml names exactly the packages pyproject.toml installs for `./course` (dependencies
+plus the
   `grading` and `test` extras), each with the *same* version bounds (strict: equal specifier sets);
-- the torch that `./course` pins on CPU-only Linux lies inside pyproject's torch range, and conda's Python
+- the torch that `./course` pins on CPU-only Linux lies inside pyproject's torch range, and conda's
+Python
   inside `requires-python`;
 - `./course lab --smoke` starts JupyterLab and gets an answer.
 
@@ -41,7 +44,9 @@ def _requirements(lines: list[str]) -> dict[str, SpecifierSet]:
         req = Requirement(line)
         name = canonicalize_name(req.name)
         assert name not in reqs, f"{name} listed twice"
-        assert not req.marker and not req.extras, f"keep {line!r} plain: both files must say the same"
+        assert not req.marker and not req.extras, (
+            f"keep {line!r} plain: both files must say the same"
+        )
         reqs[name] = req.specifier
     return reqs
 
@@ -76,13 +81,16 @@ def test_same_packages_in_both_files():
     pip_reqs, (conda_reqs, _) = pip_side(), conda_side()
     assert sorted(conda_reqs) == sorted(pip_reqs), (
         f"only in environment.yml: {sorted(set(conda_reqs) - set(pip_reqs))}; "
-        f"only in pyproject.toml: {sorted(set(pip_reqs) - set(conda_reqs))}")
+        f"only in pyproject.toml: {sorted(set(pip_reqs) - set(conda_reqs))}"
+    )
 
 
 def test_same_version_bounds_in_both_files():
     pip_reqs, (conda_reqs, _) = pip_side(), conda_side()
     for name, spec in pip_reqs.items():
-        assert conda_reqs[name] == spec, f"{name}: pyproject says {spec!s}, environment.yml says {conda_reqs[name]!s}"
+        assert conda_reqs[name] == spec, (
+            f"{name}: pyproject says {spec!s}, environment.yml says {conda_reqs[name]!s}"
+        )
 
 
 def test_every_package_has_bounds_and_torch_is_a_range():
@@ -90,7 +98,8 @@ def test_every_package_has_bounds_and_torch_is_a_range():
     unbounded = [name for name, spec in pip_reqs.items() if not str(spec)]
     assert not unbounded, f"give these a lower bound: {unbounded}"
     torch = pip_reqs["torch"]
-    assert "2.2.0" in torch and "2.13.0" in torch and "3.0" not in torch  # Colab's torch must fit, not be replaced
+    # Colab's torch must fit, not be replaced
+    assert "2.2.0" in torch and "2.13.0" in torch and "3.0" not in torch
 
 
 def test_online_extra_is_covered_by_test_extra():
@@ -102,7 +111,7 @@ def test_conda_python_and_course_torch_pin_fit_pyproject():
     project = _pyproject()["project"]
     _, python = conda_side()
     assert Version(python + ".0") in SpecifierSet(project["requires-python"])
-    pin = re.search(r'COURSE_TORCH:-torch==([0-9.]+)', (ROOT / "course").read_text())
+    pin = re.search(r"COURSE_TORCH:-torch==([0-9.]+)", (ROOT / "course").read_text())
     assert pin, "./course should pin a CPU torch for Linux x86_64 without CUDA"
     assert pin.group(1) in pip_side()["torch"]
 
@@ -118,9 +127,22 @@ def test_ci_runs_exactly_the_readme_test_command():
 
 @pytest.mark.skipif(sys.platform == "win32", reason="bash script")
 def test_course_lab_smoke():
-    """`./course lab --smoke` in the environment running this test (set-up skipped: `./course test` just did it)."""
-    env = {**os.environ, "COURSE_NO_SETUP": "1", "CI": "true",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run([str(ROOT / "course"), "lab", "--smoke"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=180)
-    assert done.returncode == 0 and done.stdout.strip().endswith("OK"), done.stdout[-2000:] + done.stderr[-3000:]
+    """`./course lab --smoke` in the environment running this test (set-up skipped: `./course test`
+    just did it)."""
+    env = {
+        **os.environ,
+        "COURSE_NO_SETUP": "1",
+        "CI": "true",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    done = subprocess.run(
+        [str(ROOT / "course"), "lab", "--smoke"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("OK"), (
+        done.stdout[-2000:] + done.stderr[-3000:]
+    )

@@ -1,5 +1,6 @@
-"""Tests of course_lib.generate: the loop agrees with a naive recompute-everything loop written here, with and
-without KV cache, alone and in padded batches; stops where it should; plain sampling follows softmax.
+"""Tests of course_lib.generate: the loop agrees with a naive recompute-everything loop written
+here, with and without KV cache, alone and in padded batches; stops where it should; plain sampling
+follows softmax.
 
 Cost: ~2 s on 2 CPU cores for the tiny random model, plus ~6 s for the `model` test (loads SmolLM2).
 """
@@ -17,12 +18,15 @@ from course_lib.model import ModelConfig, Transformer
 
 @pytest.fixture(scope="module")
 def tiny() -> Transformer:
-    """A random model of SmolLM2's architecture at toy size (seeded, so every run sees the same weights)."""
+    """A random model of SmolLM2's architecture at toy size (seeded, so every run sees the same
+    weights)."""
     torch.manual_seed(0)
     return Transformer(ModelConfig.tiny()).eval()
 
 
-def naive_greedy(model: Transformer, prompt: list[int], n: int, stops: set[int] = frozenset()) -> list[int]:
+def naive_greedy(
+    model: Transformer, prompt: list[int], n: int, stops: set[int] = frozenset()
+) -> list[int]:
     """Reference loop: no cache, no batch, no mask; re-run the whole sequence for every token."""
     seq, out = list(prompt), []
     with torch.no_grad():
@@ -111,10 +115,18 @@ def test_generator_makes_sampling_reproducible(tiny):
         return multinomial(torch.zeros_like(logits), generator=generator)
 
     def run(seed: int) -> list[list[int]]:
-        return generate(tiny, PROMPTS, 20, step=uniform, stop_tokens=(), generator=torch.Generator().manual_seed(seed))
+        return generate(
+            tiny,
+            PROMPTS,
+            20,
+            step=uniform,
+            stop_tokens=(),
+            generator=torch.Generator().manual_seed(seed),
+        )
 
     assert run(1) == run(1)
-    assert run(1) != run(2)  # 60 uniform draws over 256 ids agree by chance with probability 256**-60
+    # 60 uniform draws over 256 ids agree by chance with probability 256**-60
+    assert run(1) != run(2)
 
 
 def test_greedy_is_argmax_with_lowest_index_on_ties():
@@ -128,16 +140,20 @@ def chi2_sf_df4(x: float) -> float:
 
 
 def test_multinomial_follows_softmax_chi_square():
-    """Pearson's chi-square over 5 outcomes (4 dof). A correct sampler fails with probability 1e-6."""
+    """Pearson's chi-square over 5 outcomes (4 dof). A correct sampler fails with probability
+    1e-6."""
     logits = torch.tensor([2.0, 1.0, 0.0, -1.0, 0.5])
     n = 200_000
     g = torch.Generator().manual_seed(1234)
     draws = multinomial(logits.expand(n, -1), generator=g)  # one draw per row: n draws
     assert draws.shape == (n,) and draws.dtype == torch.long
     counts = torch.bincount(draws, minlength=5).double()
-    expected = n * torch.softmax(logits.double(), dim=0)  # exact softmax, independent of the sampler
+    # exact softmax, independent of the sampler
+    expected = n * torch.softmax(logits.double(), dim=0)
     stat = float(((counts - expected) ** 2 / expected).sum())
-    assert chi2_sf_df4(stat) > 1e-6, f"chi-square {stat:.1f}: counts {counts.tolist()} vs {expected.tolist()}"
+    assert chi2_sf_df4(stat) > 1e-6, (
+        f"chi-square {stat:.1f}: counts {counts.tolist()} vs {expected.tolist()}"
+    )
 
 
 def test_multinomial_never_picks_masked_tokens():
@@ -146,7 +162,8 @@ def test_multinomial_never_picks_masked_tokens():
 
 
 def test_chi_square_helper_matches_known_quantiles():
-    # Published table values (e.g. NIST/SEMATECH): chi2(4) upper 5 % point 9.488, upper 0.1 % point 18.467.
+    # Published table values (e.g. NIST/SEMATECH): chi2(4) upper 5 % point 9.488, upper 0.1 % point
+    # 18.467.
     assert chi2_sf_df4(9.488) == pytest.approx(0.05, abs=1e-4)
     assert chi2_sf_df4(18.467) == pytest.approx(0.001, abs=1e-5)
 
@@ -157,7 +174,9 @@ def test_generate_on_gpu_matches_cpu(tiny):
     gpu = Transformer(ModelConfig.tiny()).cuda().eval()
     gpu.load_state_dict(tiny.state_dict())
     assert generate(gpu, PROMPTS, 16, stop_tokens=()) == generate(tiny, PROMPTS, 16, stop_tokens=())
-    assert generate(gpu, PROMPTS, 16, stop_tokens=(), use_cache=False) == generate(gpu, PROMPTS, 16, stop_tokens=())
+    assert generate(gpu, PROMPTS, 16, stop_tokens=(), use_cache=False) == generate(
+        gpu, PROMPTS, 16, stop_tokens=()
+    )
 
 
 @pytest.mark.model

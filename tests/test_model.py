@@ -1,19 +1,19 @@
-"""The model: equal to Hugging Face transformers on the same weights, cache == no cache, traces, padding.
+"""The model: equal to Hugging Face transformers on the same weights, cache == no cache, traces,
+padding.
 
-Oracle: transformers (test-only) loading the same GGUF file itself, with its own dequantization and its own
-un-permutation of the Q/K weights; and, for GPT-2 and Llama hub checkpoints, tiny random models that
-transformers writes in the hub's format.
+Oracle: transformers (test-only) loading the same GGUF file itself, with its own dequantization and
+its own un-permutation of the Q/K weights; and, for GPT-2 and Llama hub checkpoints, tiny random
+models that transformers writes in the hub's format.
 """
 
 from __future__ import annotations
 
+import _real
 import pytest
 import torch
 
 from course_lib.model import KVCache, ModelConfig, Trace, Transformer
 from course_lib.weights import fetch
-
-import _real
 
 PROMPTS = ["The capital of France is", "def fibonacci(n):\n    ", "Once upon a time, 3 little pigs"]
 
@@ -30,10 +30,12 @@ def tok():
 
 @pytest.fixture(scope="module")
 def hf_model():
-    transformers = pytest.importorskip("transformers")  # test-only oracle; installed by the test setup
+    # test-only oracle; installed by the test setup
+    transformers = pytest.importorskip("transformers")
     path = fetch(progress=False)
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                              torch_dtype=torch.float32)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, torch_dtype=torch.float32
+    )
     return model.eval()
 
 
@@ -49,11 +51,13 @@ def test_logits_equal_transformers_on_the_same_gguf(ours, tok, hf_model):
 def test_greedy_tokens_equal_transformers(ours, tok, hf_model):
     ids = torch.tensor([tok.encode("The capital of France is")])
     with torch.no_grad():
-        expected = hf_model.generate(ids, max_new_tokens=12, do_sample=False)[0, ids.shape[1]:].tolist()
+        expected = hf_model.generate(ids, max_new_tokens=12, do_sample=False)[
+            0, ids.shape[1] :
+        ].tolist()
     out = ids[0].tolist()
     for _ in range(12):
         out.append(int(ours(torch.tensor([out]))[0, -1].argmax()))
-    assert out[ids.shape[1]:] == expected
+    assert out[ids.shape[1] :] == expected
 
 
 def test_the_model_knows_paris(ours, tok):
@@ -61,7 +65,7 @@ def test_the_model_knows_paris(ours, tok):
     out = list(ids)
     for _ in range(3):
         out.append(int(ours(torch.tensor([out]))[0, -1].argmax()))
-    assert tok.decode(out[len(ids):]).startswith(" Paris")
+    assert tok.decode(out[len(ids) :]).startswith(" Paris")
 
 
 def test_cached_decoding_equals_recomputing_everything(ours, tok):
@@ -74,7 +78,9 @@ def test_cached_decoding_equals_recomputing_everything(ours, tok):
         logits = ours(torch.tensor([[cached[-1]]]), cache=cache)
         reference = ours(torch.tensor([full]))
         full.append(int(reference[0, -1].argmax()))
-        torch.testing.assert_close(logits[0, -1], ours(torch.tensor([cached]))[0, -1], atol=1e-4, rtol=0)
+        torch.testing.assert_close(
+            logits[0, -1], ours(torch.tensor([cached]))[0, -1], atol=1e-4, rtol=0
+        )
     assert cached == full
     assert cache.length == len(cached)
 
@@ -108,11 +114,12 @@ def test_left_padding_with_a_mask_gives_each_rows_own_logits(ours, tok):
 
 
 def test_padded_batch_with_cache_matches_single_rows():
-    """A logical identity (padding masked, cache positions shifted), so checked with float64 weights: the matrix
-    products' summation-order noise is then ~1e-15 relative, far below the one float32 rounding of the returned
-    logits, so both paths round to the same float32 value (a masking or position bug moves logits by O(0.1)).
-    With float32 weights the noise (~1e-6 here) depends on how a loaded machine splits the work across threads,
-    and a fixed atol of 1e-5 once failed by 1.4e-6. Allowed: one float32 rounding step (rtol = eps32)."""
+    """A logical identity (padding masked, cache positions shifted), so checked with float64
+    weights: the matrix products' summation-order noise is then ~1e-15 relative, far below the one
+    float32 rounding of the returned logits, so both paths round to the same float32 value (a
+    masking or position bug moves logits by O(0.1)). With float32 weights the noise (~1e-6 here)
+    depends on how a loaded machine splits the work across threads, and a fixed atol of 1e-5 once
+    failed by 1.4e-6. Allowed: one float32 rounding step (rtol = eps32)."""
     torch.manual_seed(0)
     model = Transformer(ModelConfig.tiny()).eval().double()
     a, b = [5, 6, 7, 8, 9], [10, 11]
@@ -162,4 +169,5 @@ def test_config_rejects_nonsense():
 def test_parameter_count_is_smollm2_135m(ours):
     V, D, F, L, kv = 49152, 576, 1536, 30, 3 * 64
     per_block = D * D + 2 * D * kv + D * D + 3 * D * F + 2 * D  # q, k+v, o, gate/up/down, two norms
-    assert sum(p.numel() for p in ours.parameters()) == V * D + L * per_block + D == 134_515_008  # the "135M"
+    # the "135M"
+    assert sum(p.numel() for p in ours.parameters()) == V * D + L * per_block + D == 134_515_008

@@ -1,14 +1,16 @@
 """Every quotation of the module's notes in a notebook is really in the notes.
 
-The notes the course teaches from live beside the repository, in ../shared/seed/*.txt (their code lost its
-indentation there; everything else is as written). The notebooks quote them in two forms:
-- a code cell whose first line is ``# From the notes, verbatim (re-indented only):``: the rest of the cell is
+The notes the course teaches from live beside the repository, in ../shared/seed/*.txt (their code
+lost its indentation there; everything else is as written). The notebooks quote them in two forms:
+- a code cell whose first line is ``# From the notes, verbatim (re-indented only):``: the rest of
+the cell is
   the notes' code, run as written;
-- a markdown blockquote (lines starting with ``>``): sentences or lines of code from the notes, each line
+- a markdown blockquote (lines starting with ``>``): sentences or lines of code from the notes, each
+line
   optionally in backticks.
-Both must occur in the notes after normalising whitespace (any run of whitespace, including none at a line break
-that the notes' text lost, compares equal). Runs over solutions/ and notebooks/ (students see the quotes too).
-Costs well under a second: it only reads files.
+Both must occur in the notes after normalising whitespace (any run of whitespace, including none at
+a line break that the notes' text lost, compares equal). Runs over solutions/ and notebooks/
+(students see the quotes too). Costs well under a second: it only reads files.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ MARKER = "# From the notes, verbatim (re-indented only):"
 
 
 def squash(text: str) -> str:
-    """Whitespace-normalised text: every run of whitespace removed (the notes' text lost line breaks)."""
+    """Whitespace-normalised text: every run of whitespace removed (the notes' text lost line
+    breaks)."""
     return re.sub(r"\s+", "", text)
 
 
 def notebooks() -> list[Path]:
     """Every solution and student notebook of the course."""
-    return sorted((ROOT / "solutions").glob("*/*.ipynb")) + sorted((ROOT / "notebooks").glob("*/*.ipynb"))
+    return sorted((ROOT / "solutions").glob("*/*.ipynb")) + sorted(
+        (ROOT / "notebooks").glob("*/*.ipynb")
+    )
 
 
 def quotes(nb_path: Path) -> list[tuple[str, str]]:
@@ -41,7 +46,7 @@ def quotes(nb_path: Path) -> list[tuple[str, str]]:
         src = "".join(cell["source"])
         where = f"{nb_path.relative_to(ROOT)} cell {i} ({cell.get('id')})"
         if cell["cell_type"] == "code" and src.startswith(MARKER):
-            out.append((where, src[len(MARKER):]))
+            out.append((where, src[len(MARKER) :]))
         elif cell["cell_type"] == "markdown":
             block: list[str] = []
             for line in src.splitlines() + [""]:
@@ -68,14 +73,19 @@ def test_squash_joins_what_the_notes_lost():
 
 
 def test_the_notebooks_quote_the_notes():
-    """The quoting conventions are in use: each assignment quotes the notes at least once, in code."""
+    """The quoting conventions are in use: each assignment quotes the notes at least once, in
+    code."""
     for nb_path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
         kinds = [q for q in quotes(nb_path) if "```" not in q[1]]
         assert kinds, f"{nb_path.name}: no quotation of the notes found"
 
 
-@pytest.mark.parametrize("nb_path", notebooks(), ids=lambda p: p.parent.name + "/" + p.parent.parent.name)
+@pytest.mark.parametrize(
+    "nb_path", notebooks(), ids=lambda p: p.parent.name + "/" + p.parent.parent.name
+)
 def test_every_quote_is_in_the_notes(notes, nb_path):
     missing = [(where, text[:200]) for where, text in quotes(nb_path) if squash(text) not in notes]
-    assert not missing, "quoted as the notes' words, but not in ../shared/seed/*.txt:\n" + "\n".join(
-        f"  {w}: {t!r}" for w, t in missing)
+    assert not missing, (
+        "quoted as the notes' words, but not in ../shared/seed/*.txt:\n"
+        + "\n".join(f"  {w}: {t!r}" for w, t in missing)
+    )

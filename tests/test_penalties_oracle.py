@@ -1,19 +1,25 @@
-"""Notebook 05's reference repetition penalty and n-gram blocking agree with Hugging Face transformers (oracle).
+"""Notebook 05's reference repetition penalty and n-gram blocking agree with Hugging Face
+transformers (oracle).
 
-The reference functions are taken from the solutions notebook itself (single source of truth) with the
-harness's `reference_namespace`, which runs the notebook's non-test, non-demo cells (no model is loaded).
-On seeded random cases (batches of 1-4 rows, vocabularies of 2-60 tokens, histories of 0-60 ids over small
-vocabularies so that n-grams repeat often, float32/float16/bfloat16/float64 logits with ties, zeros and -inf):
+The reference functions are taken from the solutions notebook itself (single source of truth) with
+the harness's `reference_namespace`, which runs the notebook's non-test, non-demo cells (no model is
+loaded). On seeded random cases (batches of 1-4 rows, vocabularies of 2-60 tokens, histories of 0-60
+ids over small vocabularies so that n-grams repeat often, float32/float16/bfloat16/float64 logits
+with ties, zeros and -inf):
 
-- `ban_repeated_ngrams(logits, ids, n)` == `NoRepeatNGramLogitsProcessor(n)(ids, logits)`, n = 1..6, bit for bit;
-- `repetition_penalty(logits, ids, p)` == `RepetitionPenaltyLogitsProcessor(p)(ids, logits)`, bit for bit; with
-  `count_prompt=False` == HF with `prompt_ignore_length=prompt_len`; with `window=w` == HF on the last w ids
-  (llama.cpp's rule, which HF does not have);
-- `presence_frequency_penalty`: HF has no such processor; the oracle is OpenAI's formula written out here as
-  a Python loop over the generated tokens (a second implementation), compared at rtol 1e-6 in float32/float64.
+- `ban_repeated_ngrams(logits, ids, n)` == `NoRepeatNGramLogitsProcessor(n)(ids, logits)`, n = 1..6,
+bit for bit;
+- `repetition_penalty(logits, ids, p)` == `RepetitionPenaltyLogitsProcessor(p)(ids, logits)`, bit
+for bit; with
+  `count_prompt=False` == HF with `prompt_ignore_length=prompt_len`; with `window=w` == HF on the
+  last w ids (llama.cpp's rule, which HF does not have);
+- `presence_frequency_penalty`: HF has no such processor; the oracle is OpenAI's formula written out
+here as
+  a Python loop over the generated tokens (a second implementation), compared at rtol 1e-6 in
+  float32/float64.
 
-Measured: 0 disagreements in 4,000 cases per function. Cost: 18-28 s wall on 2 busy cores (load average 8-11),
-including running the notebook's setup cells.
+Measured: 0 disagreements in 4,000 cases per function. Cost: 18-28 s wall on 2 busy cores (load
+average 8-11), including running the notebook's setup cells.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 @pytest.fixture(scope="module")
 def ref() -> dict:
-    """The reference solutions, run from the solutions notebook by the grading harness's own helper."""
+    """The reference solutions, run from the solutions notebook by the grading harness's own
+    helper."""
     from autograde.course import Course
     from autograde.references import reference_namespace
 
@@ -47,11 +54,13 @@ def _case(g: torch.Generator, i: int) -> tuple[torch.Tensor, torch.Tensor]:
     V = int(torch.randint(2, 61, (), generator=g))
     L = int(torch.randint(0, 61, (), generator=g))
     alphabet = int(torch.randint(1, min(V, 8) + 1, (), generator=g))
-    ids = torch.randint(0, alphabet, (B, L), generator=g) + int(torch.randint(0, V - alphabet + 1, (), generator=g))
+    ids = torch.randint(0, alphabet, (B, L), generator=g) + int(
+        torch.randint(0, V - alphabet + 1, (), generator=g)
+    )
     x = torch.randn(B, V, generator=g, dtype=torch.float64) * 4
     kind = i % 4
     if kind == 1:
-        x = torch.round(x)                                                   # ties and exact zeros
+        x = torch.round(x)  # ties and exact zeros
     elif kind == 2:
         x = x.masked_fill(torch.rand(B, V, generator=g) < 0.3, -math.inf)
     elif kind == 3:
@@ -69,7 +78,7 @@ def test_ngram_blocking_matches_hf(ref):
         hf = lp.NoRepeatNGramLogitsProcessor(n)(ids, x.clone())
         assert torch.equal(ours, hf), f"case {i}: n={n}, ids={ids.tolist()}"
         banned_any += bool((ours == -math.inf).sum() > (x == -math.inf).sum())
-    assert banned_any > N_CASES // 4          # the cases really exercise banning
+    assert banned_any > N_CASES // 4  # the cases really exercise banning
 
 
 def test_repetition_penalty_matches_hf(ref):
@@ -77,7 +86,8 @@ def test_repetition_penalty_matches_hf(ref):
     for i in range(N_CASES):
         x, ids = _case(g, i)
         if ids.shape[1] == 0:
-            continue                                                         # HF's gather needs >= 1 id
+            # HF's gather needs >= 1 id
+            continue
         p = [0.5, 1.1, 1.3, 2.0, 3.7][i % 5]
         L = ids.shape[1]
         mode = i % 3
@@ -85,7 +95,8 @@ def test_repetition_penalty_matches_hf(ref):
             ours = ref["repetition_penalty"](x, ids, p)
             hf = lp.RepetitionPenaltyLogitsProcessor(p)(ids, x.clone())
         elif mode == 1:
-            k = int(torch.randint(0, L, (), generator=g))                   # HF needs >= 1 generated id
+            # HF needs >= 1 generated id
+            k = int(torch.randint(0, L, (), generator=g))
             ours = ref["repetition_penalty"](x, ids, p, prompt_len=k, count_prompt=False)
             hf = lp.RepetitionPenaltyLogitsProcessor(p, prompt_ignore_length=k)(ids, x.clone())
         else:
@@ -95,7 +106,9 @@ def test_repetition_penalty_matches_hf(ref):
         assert torch.equal(ours, hf), f"case {i}: mode {mode}, penalty {p}, ids={ids.tolist()}"
 
 
-def _openai_loop(x: torch.Tensor, ids: torch.Tensor, presence: float, frequency: float, prompt_len: int) -> torch.Tensor:
+def _openai_loop(
+    x: torch.Tensor, ids: torch.Tensor, presence: float, frequency: float, prompt_len: int
+) -> torch.Tensor:
     """OpenAI's documented formula, one generated token at a time (float64)."""
     out = x.double().clone()
     for r in range(ids.shape[0]):
@@ -116,9 +129,13 @@ def test_presence_frequency_matches_formula(ref):
         pres = float(torch.empty(()).uniform_(-2, 2, generator=g))
         freq = float(torch.empty(()).uniform_(-2, 2, generator=g))
         k = int(torch.randint(0, ids.shape[1] + 1, (), generator=g))
-        ours = ref["presence_frequency_penalty"](x, ids, presence=pres, frequency=freq, prompt_len=k)
+        ours = ref["presence_frequency_penalty"](
+            x, ids, presence=pres, frequency=freq, prompt_len=k
+        )
         want = _openai_loop(x, ids, pres, freq, k)
         assert ours.dtype == x.dtype
         assert torch.equal(torch.isinf(ours), torch.isinf(want)), f"case {i}"
         fin = torch.isfinite(want)
-        torch.testing.assert_close(ours.double()[fin], want[fin], rtol=1e-6, atol=1e-5, msg=f"case {i}")
+        torch.testing.assert_close(
+            ours.double()[fin], want[fin], rtol=1e-6, atol=1e-5, msg=f"case {i}"
+        )

@@ -1,5 +1,5 @@
-"""Tests of course_lib.plots: each helper returns a Figure holding what it was given, saves to PNG, and
-leaves no open pyplot figure behind under a non-interactive backend. Cost: ~1 s."""
+"""Tests of course_lib.plots: each helper returns a Figure holding what it was given, saves to PNG,
+and leaves no open pyplot figure behind under a non-interactive backend. Cost: ~1 s."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ def test_heatmap(tmp_path):
 
 def test_line(tmp_path):
     xs = [64, 128, 256]
-    fig = plots.line(xs, {"cache": [1, 2, 3], "no cache": torch.tensor([2.0, 5.0, 11.0])}, "tokens", "s", "t")
+    fig = plots.line(
+        xs, {"cache": [1, 2, 3], "no cache": torch.tensor([2.0, 5.0, 11.0])}, "tokens", "s", "t"
+    )
     lines = fig.axes[0].get_lines()
     assert [ln.get_label() for ln in lines] == ["cache", "no cache"]
     assert list(lines[1].get_ydata()) == [2.0, 5.0, 11.0]
@@ -81,7 +83,9 @@ def test_log_ticks_labels_exactly_the_values_and_no_minor_ticks():
         plots.log_ticks(ax, [1], axis="z")
 
 
-# --- the mechanism pictures: each test checks the figure's data against numbers worked out by hand ---------------
+# --- the mechanism pictures: each test checks the figure's data against numbers worked out by hand
+# ---------------
+
 
 def _gid(ax, gid):
     return [p for p in ax.patches if p.get_gid() == gid]
@@ -96,12 +100,28 @@ def test_inverse_cdf_lays_the_probabilities_end_to_end(tmp_path):
     assert [p.get_y() for p in seg] == pytest.approx([0.0, 0.5, 0.75, 0.9, 0.97])
     assert [p.get_height() for p in seg] == pytest.approx([0.5, 0.25, 0.15, 0.07, 0.03])
     # the staircase: token i's own segment ends at c_i = 0.5, 0.75, 0.9, 0.97, 1.0
-    assert [p.get_y() + p.get_height() for p in _gid(ax_cdf, "cdf")] == pytest.approx([0.5, 0.75, 0.9, 0.97, 1.0])
-    us = sorted({ln.get_ydata()[0] for ax in (ax_seg, ax_cdf) for ln in ax.get_lines() if ln.get_gid() == "u"})
+    assert [p.get_y() + p.get_height() for p in _gid(ax_cdf, "cdf")] == pytest.approx(
+        [0.5, 0.75, 0.9, 0.97, 1.0]
+    )
+    us = sorted(
+        {
+            ln.get_ydata()[0]
+            for ax in (ax_seg, ax_cdf)
+            for ln in ax.get_lines()
+            if ln.get_gid() == "u"
+        }
+    )
     assert us == pytest.approx([0.15, 0.62])
-    # u = 0.62 lies in exactly one segment, token 1's [0.5, 0.75): what the picture says the draw returns
+    # u = 0.62 lies in exactly one segment, token 1's [0.5, 0.75): what the picture says the draw
+    # returns
     assert [i for i, p in enumerate(seg) if p.get_y() <= 0.62 < p.get_y() + p.get_height()] == [1]
-    assert [t.get_text() for t in ax_cdf.get_xticklabels()] == ["' the'", "' a'", "' my'", "' one'", "' his'"]
+    assert [t.get_text() for t in ax_cdf.get_xticklabels()] == [
+        "' the'",
+        "' a'",
+        "' my'",
+        "' one'",
+        "' his'",
+    ]
     _saves_png(fig, tmp_path / "icdf.png")
     with pytest.raises(ValueError, match="labels"):
         plots.inverse_cdf(probs, labels=["a"])
@@ -111,10 +131,12 @@ def test_inverse_cdf_lays_the_probabilities_end_to_end(tmp_path):
 
 def test_truncation_sorts_and_accumulates_the_mass(tmp_path):
     probs = torch.tensor([0.1, 0.4, 0.2, 0.3])
-    kept = {"top-k, k=2": torch.tensor([False, True, False, True]),
-            "min-p, min_p=0.6": torch.tensor([False, True, False, True])}
+    kept = {
+        "top-k, k=2": torch.tensor([False, True, False, True]),
+        "min-p, min_p=0.6": torch.tensor([False, True, False, True]),
+    }
     fig = plots.truncation(probs, kept, labels=["a", "b", "c", "d"], p=0.8, min_p=0.6)
-    top, mass = fig.axes[0], fig.axes[-1]      # the twin axis of the first panel is added last
+    top, mass = fig.axes[0], fig.axes[-1]  # the twin axis of the first panel is added last
     # sorted by hand: b 0.4, d 0.3, c 0.2, a 0.1; cumulative mass 0.4, 0.7, 0.9, 1.0
     assert [p.get_height() for p in top.patches] == pytest.approx([0.4, 0.3, 0.2, 0.1])
     (cum,) = [ln for ln in mass.get_lines() if ln.get_gid() == "cumulative"]
@@ -139,25 +161,47 @@ def test_transformer_block_shows_smollm2_published_shapes(tmp_path):
 
     fig = plots.transformer_block(ModelConfig())
     text = "\n".join(t.get_text() for t in fig.axes[0].texts)
-    # SmolLM2-135M's published config: hidden 576, 9 heads, 3 key/value heads, head 64, MLP 1536, 30 layers,
-    # vocabulary 49152
-    for label in ["q_proj: 576 -> 576 (9 heads × 64)", "k_proj: 576 -> 192 (3 heads × 64)", "v_proj: 576 -> 192",
-                  "[B, 9, T, T]", "shared by 3 query heads", "gate_proj, up_proj: 576 -> 1536",
-                  "down_proj: 1536 -> 576", "decoder block × 30", "embed_tokens: a table 49152 × 576",
-                  "576 -> 49152", "logits [B, T, 49152]", "RMSNorm", "RoPE"]:
+    # SmolLM2-135M's published config: hidden 576, 9 heads, 3 key/value heads, head 64, MLP 1536, 30
+    # layers, vocabulary 49152
+    for label in [
+        "q_proj: 576 -> 576 (9 heads × 64)",
+        "k_proj: 576 -> 192 (3 heads × 64)",
+        "v_proj: 576 -> 192",
+        "[B, 9, T, T]",
+        "shared by 3 query heads",
+        "gate_proj, up_proj: 576 -> 1536",
+        "down_proj: 1536 -> 576",
+        "decoder block × 30",
+        "embed_tokens: a table 49152 × 576",
+        "576 -> 49152",
+        "logits [B, T, 49152]",
+        "RMSNorm",
+        "RoPE",
+    ]:
         assert label in text, label
     _saves_png(fig, tmp_path / "block.png")
-    gpt2 = "\n".join(t.get_text() for t in plots.transformer_block(ModelConfig.gpt2_small()).axes[0].texts)
-    # GPT-2 small: 768 wide, 12 heads of 64 each with its own keys and values, MLP 3072, 12 layers, 50257 tokens
-    for label in ["k_proj: 768 -> 768 (12 heads × 64)", "one k/v head per query head", "up_proj: 768 -> 3072; gelu",
-                  "decoder block × 12", "768 -> 50257", "LayerNorm", "learned position table"]:
+    gpt2 = "\n".join(
+        t.get_text() for t in plots.transformer_block(ModelConfig.gpt2_small()).axes[0].texts
+    )
+    # GPT-2 small: 768 wide, 12 heads of 64 each with its own keys and values, MLP 3072, 12 layers,
+    # 50257 tokens
+    for label in [
+        "k_proj: 768 -> 768 (12 heads × 64)",
+        "one k/v head per query head",
+        "up_proj: 768 -> 3072; gelu",
+        "decoder block × 12",
+        "768 -> 50257",
+        "LayerNorm",
+        "learned position table",
+    ]:
         assert label in gpt2, label
     assert "RoPE" not in gpt2 and "RMSNorm" not in gpt2
 
 
 def test_kv_cache_growth_draws_the_measured_positions_and_bytes(tmp_path):
     lengths = [9, 10, 11, 12]
-    per_position = 2 * 30 * 3 * 64 * 4         # k and v, 30 layers, 3 kv heads of 64, float32: 46,080 bytes
+    # k and v, 30 layers, 3 kv heads of 64, float32: 46,080 bytes
+    per_position = 2 * 30 * 3 * 64 * 4
     fig = plots.kv_cache_growth(lengths, [n * per_position for n in lengths], prompt_len=9)
     ax, ax_b = fig.axes
     assert [p.get_width() for p in _gid(ax, "prompt")] == [9, 9, 9, 9]
@@ -181,11 +225,14 @@ def test_knob_static_strip_draws_each_setting_and_degrades_without_widgets(monke
         ax.bar([0, 1], [T, k])
 
     static = [{"T": 0.5, "k": 1}, {"T": 2.0, "k": 3}]
-    fig = plots.knob(draw, {"T": (0.0, 3.0, 0.05, 1.0), "k": (1, 50, 1, 5)}, static, interactive=False, title="t")
+    fig = plots.knob(
+        draw, {"T": (0.0, 3.0, 0.05, 1.0), "k": (1, 50, 1, 5)}, static, interactive=False, title="t"
+    )
     assert seen == [(0.5, 1), (2.0, 3)] and len(fig.axes) == 2
     assert [p.get_height() for p in fig.axes[1].patches] == [2.0, 3]
     assert "static" in fig._suptitle.get_text()
-    monkeypatch.setitem(sys.modules, "ipywidgets", None)           # ipywidgets not installed: import fails
+    # ipywidgets not installed: import fails
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
     seen.clear()
     fig = plots.knob(draw, {"T": (0.0, 3.0, 0.05, 1.0)}, static, interactive=True, title="t")
     assert seen == [(0.5, 1), (2.0, 3)] and "static" in fig._suptitle.get_text()
@@ -193,8 +240,14 @@ def test_knob_static_strip_draws_each_setting_and_degrades_without_widgets(monke
 
 def test_knob_builds_sliders_with_the_given_ranges_when_widgets_run(capsys):
     pytest.importorskip("ipywidgets")
-    fig = plots.knob(lambda ax, T=1.0, k=5: None, {"T": (0.0, 3.0, 0.05, 1.0), "k": (1, 50, 1, 5)},
-                     [{"T": 1.0, "k": 5}], interactive=True, title="t")
-    shown = capsys.readouterr().out                     # outside a kernel, display() prints the widget's repr
+    fig = plots.knob(
+        lambda ax, T=1.0, k=5: None,
+        {"T": (0.0, 3.0, 0.05, 1.0), "k": (1, 50, 1, 5)},
+        [{"T": 1.0, "k": 5}],
+        interactive=True,
+        title="t",
+    )
+    # outside a kernel, display() prints the widget's repr
+    shown = capsys.readouterr().out
     assert "FloatSlider(value=1.0" in shown and "max=3.0" in shown and "IntSlider(value=5" in shown
     assert "max=50" in shown and "static" not in fig._suptitle.get_text()

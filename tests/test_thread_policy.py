@@ -1,7 +1,8 @@
-"""The notebooks' thread policy (course_lib.device.thread_policy): its rule and the environment override.
+"""The notebooks' thread policy (course_lib.device.thread_policy): its rule and the environment
+override.
 
-Why the rule is what it is lives in benchmarks/pace.py and docs/benchmarks.md (speed claims are benchmarks,
-never timed tests). Cost: well under a second.
+Why the rule is what it is lives in benchmarks/pace.py and docs/benchmarks.md (speed claims are
+benchmarks, never timed tests). Cost: well under a second.
 """
 
 from __future__ import annotations
@@ -29,9 +30,16 @@ def test_environment_wins(monkeypatch):
 
 
 def test_use_thread_policy_sets_torch_in_a_fresh_process():
-    code = ("import torch; from course_lib.device import use_thread_policy; n = use_thread_policy(); "
-            "print(n, torch.get_num_threads(), torch.get_num_interop_threads())")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "COURSE_THREADS": "2"})
+    code = (
+        "import torch; from course_lib.device import use_thread_policy; n = use_thread_policy(); "
+        "print(n, torch.get_num_threads(), torch.get_num_interop_threads())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "COURSE_THREADS": "2"},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["2", "2", "1"]

@@ -1,18 +1,21 @@
-"""Hidden checks: one module per topic (``autograde/hidden/<topic>.py``) defining ``ASSIGNMENT`` and ``CHECKS``.
+"""Hidden checks: one module per topic (``autograde/hidden/<topic>.py``) defining ``ASSIGNMENT`` and
+``CHECKS``.
 
-A hidden check is a ``course_lib.checks.engine.Check`` whose cases normally carry no expected values: those
-are the outputs of the reference solution (the function ``Check.reference_name`` defined in
-``solutions/<ASSIGNMENT>/<ASSIGNMENT>.ipynb``), stored by ``python -m autograde release`` in
-``autograde/references/<ASSIGNMENT>.json`` (tagged JSON, never pickle). A case that sets ``Case.expected``
-(e.g. a probability vector for a sampler) keeps its own value. In a notebook's test cell::
+A hidden check is a ``course_lib.checks.engine.Check`` whose cases normally carry no expected
+values: those are the outputs of the reference solution (the function ``Check.reference_name``
+defined in ``solutions/<ASSIGNMENT>/<ASSIGNMENT>.ipynb``), stored by ``python -m autograde release``
+in ``autograde/references/<ASSIGNMENT>.json`` (tagged JSON, never pickle). A case that sets
+``Case.expected`` (e.g. a probability vector for a sampler) keeps its own value. In a notebook's
+test cell::
 
     ### BEGIN HIDDEN TESTS
     from autograde.hidden import hidden_check
     hidden_check("softmax_hidden", softmax)
     ### END HIDDEN TESTS
 
-Hidden check names must differ from each other across topics (the registry refuses duplicates). A new topic's
-module is named in ``CHECK_MODULES`` below, the registry's one list (autograde/tests/test_registries.py).
+Hidden check names must differ from each other across topics (the registry refuses duplicates). A
+new topic's module is named in ``CHECK_MODULES`` below, the registry's one list
+(autograde/tests/test_registries.py).
 """
 
 from __future__ import annotations
@@ -27,18 +30,25 @@ from autograde.inside.codec import decode, encode
 from course_lib.checks.engine import MISSING, Case, Registry, evaluate
 
 FORMAT = 2
-# The registry of hidden checks (HIDDEN reads these names; _twins is a helper the modules import): one module per
-# notebook, each with ASSIGNMENT and CHECKS
-CHECK_MODULES = ("pipeline_trace", "logits_softmax", "sampling", "generation_loop", "debugging_generation")
+# The registry of hidden checks (HIDDEN reads these names; _twins is a helper the modules import):
+# one module per notebook, each with ASSIGNMENT and CHECKS
+CHECK_MODULES = (
+    "pipeline_trace",
+    "logits_softmax",
+    "sampling",
+    "generation_loop",
+    "debugging_generation",
+)
 
 
 def case_fingerprint(case: Case) -> dict:
-    """What a stored expected value is valid for: the case's inputs, in a form that is the same on every CPU.
+    """What a stored expected value is valid for: the case's inputs, in a form that is the same on
+    every CPU.
 
-    Inputs made by float arithmetic (a softmax of seeded logits) differ in their last bits between processors,
-    so an exact hash of them would call every reference stale on another machine. The fingerprint is an exact
-    sha256 of everything but the floats (structure, shapes, dtypes, ints, strings) plus a few sums over the
-    floats, compared with a tolerance (``same_inputs``).
+    Inputs made by float arithmetic (a softmax of seeded logits) differ in their last bits between
+    processors, so an exact hash of them would call every reference stale on another machine. The
+    fingerprint is an exact sha256 of everything but the floats (structure, shapes, dtypes, ints,
+    strings) plus a few sums over the floats, compared with a tolerance (``same_inputs``).
     """
     floats: list[float] = []
 
@@ -56,14 +66,19 @@ def case_fingerprint(case: Case) -> dict:
     blob = json.dumps(skeleton, sort_keys=True, allow_nan=False)
     stats = [0.0, 0.0, 0.0, 0.0]
     for i, x in enumerate(floats):
-        # sum, sum of sizes, a position-weighted sum (catches reordering), and log sizes (catches tiny values)
+        # sum, sum of sizes, a position-weighted sum (catches reordering), and log sizes (catches
+        # tiny values)
         for k, term in enumerate((x, abs(x), x * math.cos(i), math.log(abs(x) + 1e-30))):
             stats[k] += term
-    return {"inputs_sha256": hashlib.sha256(blob.encode()).hexdigest(), "inputs_floats": [len(floats), *stats]}
+    return {
+        "inputs_sha256": hashlib.sha256(blob.encode()).hexdigest(),
+        "inputs_floats": [len(floats), *stats],
+    }
 
 
 def same_inputs(stored: dict, fresh: dict) -> bool:
-    """Whether two case fingerprints describe the same inputs (floats equal up to rounding noise)."""
+    """Whether two case fingerprints describe the same inputs (floats equal up to rounding
+    noise)."""
     if stored.get("inputs_sha256") != fresh["inputs_sha256"]:
         return False
     a, b = stored.get("inputs_floats"), fresh["inputs_floats"]
@@ -76,7 +91,8 @@ def same_inputs(stored: dict, fresh: dict) -> bool:
 
 
 class HiddenRegistry(Registry):
-    """Hidden checks of a package plus the folder of stored reference outputs they compare against."""
+    """Hidden checks of a package plus the folder of stored reference outputs they compare
+    against."""
 
     def __init__(self, package: str, references_dir: Path):
         super().__init__(package)
@@ -122,7 +138,8 @@ class HiddenRegistry(Registry):
         return out
 
     def hidden_check(self, name: str, fn: Callable) -> None:
-        """Notebook one-liner: run hidden check ``name`` on the student's ``fn``; raise CheckFailed if it fails."""
+        """Notebook one-liner: run hidden check ``name`` on the student's ``fn``; raise CheckFailed
+        if it fails."""
         chk = self.get(name)
         cases = chk.cases()
         evaluate(chk, fn, self.expected_values(name, cases))

@@ -1,19 +1,22 @@
-"""What a notebook's cells are, read the same way on both sides of the trust boundary: graded, answer, test
-(autograded) and demo cells. The grader (autograde.course re-exports these), the verification's answers'
-process (autograde.inside.relay) and the intake child (autograde.inside.intake) must agree on which cells run.
+"""What a notebook's cells are, read the same way on both sides of the trust boundary: graded,
+answer, test (autograded) and demo cells. The grader (autograde.course re-exports these), the
+verification's answers' process (autograde.inside.relay) and the intake child
+(autograde.inside.intake) must agree on which cells run.
 
-With wire and codec, the only modules of autograde.inside that the trusted side imports besides the entry
-points' names (autograde/tests/test_layout.py): standard library only.
+With wire and codec, the only modules of autograde.inside that the trusted side imports besides the
+entry points' names (autograde/tests/test_layout.py): standard library only.
 """
 
 from __future__ import annotations
 
 DEMO_TAG = "demo"
-# Line magics that change nothing an answer computes and that the verification turns into no-ops, as it does
-# shell lines (`!nvidia-smi`) and automagic: a notebook that says them is read as plain (white-box red team 23,
-# D3/D5: a Colab reflex failed every check of an honest notebook; relay.quiet_shell). The kernel still runs them.
-NEUTRAL_MAGICS = frozenset({"pip", "conda", "mamba", "load_ext", "reload_ext", "unload_ext", "autoreload",
-                            "aimport"})
+# Line magics that change nothing an answer computes and that the verification turns into no-ops, as
+# it does shell lines (`!nvidia-smi`) and automagic: a notebook that says them is read as plain
+# (white-box red team 23, D3/D5: a Colab reflex failed every check of an honest notebook;
+# relay.quiet_shell). The kernel still runs them.
+NEUTRAL_MAGICS = frozenset(
+    {"pip", "conda", "mamba", "load_ext", "reload_ext", "unload_ext", "autoreload", "aimport"}
+)
 
 
 def nbg(cell) -> dict:
@@ -39,6 +42,7 @@ def is_demo(cell) -> bool:
 
 
 def norm(src: str) -> str:
-    """A cell's source without trailing spaces or surrounding blank lines: what identifies a locked cell
-    (autograde.intake.fingerprints in the grader, autograde.inside.intake._identify in the intake child)."""
+    """A cell's source without trailing spaces or surrounding blank lines: what identifies a locked
+    cell (autograde.intake.fingerprints in the grader, autograde.inside.intake._identify in the
+    intake child)."""
     return "\n".join(line.rstrip() for line in src.strip().splitlines())

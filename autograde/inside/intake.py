@@ -1,15 +1,16 @@
-"""The intake child: ``python -m autograde.inside.intake``, started by autograde.intake under prlimit (a limited
-child, not a sandbox: no student code runs here, but every byte it reads is hostile).
+"""The intake child: ``python -m autograde.inside.intake``, started by autograde.intake under
+prlimit (a limited child, not a sandbox: no student code runs here, but every byte it reads is
+hostile).
 
-Reads the job (the release notebook, the assignment, the known fingerprints, the rules) and the submitted bytes
-from standard input; parses them leniently, rebuilds the nbgrader metadata from the release
-(autograde.sanitize.rebuild), reads the text (autograde.scan: flags, tampering; course_lib.checks.rules:
-forbidden calls, stub answers) and writes one framed message (autograde.inside.wire) that autograde.intake
-checks field by field.
+Reads the job (the release notebook, the assignment, the known fingerprints, the rules) and the
+submitted bytes from standard input; parses them leniently, rebuilds the nbgrader metadata from the
+release (autograde.sanitize.rebuild), reads the text (autograde.scan: flags, tampering;
+course_lib.checks.rules: forbidden calls, stub answers) and writes one framed message
+(autograde.inside.wire) that autograde.intake checks field by field.
 
-It reads with the grader's own readers (autograde.sanitize, autograde.scan), which the grader also runs in its
-own process: the one import outside this package, and the only module of it that no sandbox runs
-(autograde/tests/test_layout.py names the exception).
+It reads with the grader's own readers (autograde.sanitize, autograde.scan), which the grader also
+runs in its own process: the one import outside this package, and the only module of it that no
+sandbox runs (autograde/tests/test_layout.py names the exception).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from autograde.inside import wire
 from autograde.inside.cells import is_autograded_test, is_demo
 from autograde.inside.cells import norm as _norm
 
-# the course's notebooks have < 150 cells and < 200 KB of source: a submission far past that is not an answer,
-# and the grading of its text (matching, nbgrader, feedback) would cost minutes
+# the course's notebooks have < 150 cells and < 200 KB of source: a submission far past that is not
+# an answer, and the grading of its text (matching, nbgrader, feedback) would cost minutes
 MAX_CELLS = 1000
 MAX_CELL_CHARS = 256_000
 MAX_SOURCE_CHARS = 4_000_000
@@ -32,8 +33,16 @@ MAX_SOURCE_CHARS = 4_000_000
 
 def _identify(cells: list[dict], assignment: str, known: dict[str, dict]) -> str | None:
     """The assignment this notebook recognisably belongs to, if that is not ``assignment``."""
-    ids = {(c["metadata"].get("nbgrader") or {}).get("grade_id") for c in cells if isinstance(c["metadata"].get("nbgrader"), dict)}
-    texts = {hashlib.sha256(_norm(c["source"]).encode()).hexdigest() for c in cells if len(c["source"]) < 100_000}
+    ids = {
+        (c["metadata"].get("nbgrader") or {}).get("grade_id")
+        for c in cells
+        if isinstance(c["metadata"].get("nbgrader"), dict)
+    }
+    texts = {
+        hashlib.sha256(_norm(c["source"]).encode()).hexdigest()
+        for c in cells
+        if len(c["source"]) < 100_000
+    }
     score = {a: len(ids & set(f["ids"])) + len(texts & set(f["texts"])) for a, f in known.items()}
     best = max(score, key=lambda a: (score[a], a == assignment)) if score else assignment
     if best != assignment and score[best] >= 3 and score.get(assignment, 0) * 4 < score[best]:
@@ -56,62 +65,131 @@ def _main() -> int:
     import nbformat
 
     from autograde.sanitize import InvalidNotebook, parse_submission, rebuild
+
     try:
         cells = parse_submission(raw)
         sizes = [len(c["source"]) for c in cells]
-        if len(cells) > MAX_CELLS or max(sizes, default=0) > MAX_CELL_CHARS or sum(sizes) > MAX_SOURCE_CHARS:
-            return reply({"status": "invalid_notebook", "detail": (
-                f"too large to grade: {len(cells)} cells, {sum(sizes)} characters of source, the largest cell "
-                f"{max(sizes, default=0)} (limits: {MAX_CELLS} cells, {MAX_SOURCE_CHARS} characters, "
-                f"{MAX_CELL_CHARS} per cell)")})
+        if (
+            len(cells) > MAX_CELLS
+            or max(sizes, default=0) > MAX_CELL_CHARS
+            or sum(sizes) > MAX_SOURCE_CHARS
+        ):
+            return reply(
+                {
+                    "status": "invalid_notebook",
+                    "detail": (
+                        f"too large to grade: {len(cells)} cells, {sum(sizes)} characters of "
+                        "source, the largest cell "
+                        f"{max(sizes, default=0)} (limits: {MAX_CELLS} cells, {MAX_SOURCE_CHARS} "
+                        "characters, "
+                        f"{MAX_CELL_CHARS} per cell)"
+                    ),
+                }
+            )
         other = _identify(cells, job["assignment"], job["known"])
         if other is not None:
-            return reply({"status": "wrong_assignment",
-                          "detail": f"this is the notebook of {other}, not of {job['assignment']}: submit it there"})
+            return reply(
+                {
+                    "status": "wrong_assignment",
+                    "detail": f"this is the notebook of {other}, not of {job['assignment']}: "
+                    "submit it there",
+                }
+            )
         nb, notes = rebuild(raw, nbformat.reads(job["release"], as_version=4))
     except RecursionError:
-        return reply({"status": "invalid_notebook", "detail": "its JSON is nested too deeply to be a notebook"})
+        return reply(
+            {
+                "status": "invalid_notebook",
+                "detail": "its JSON is nested too deeply to be a notebook",
+            }
+        )
     except (InvalidNotebook, nbformat.ValidationError) as e:
         return reply({"status": "invalid_notebook", "detail": str(e)[:1000] or type(e).__name__})
-    except UnicodeError as e:  # a lone surrogate ("\ud800") is valid JSON but no text: it cannot be written out
-        return reply({"status": "invalid_notebook", "detail": f"its text is not valid Unicode ({e.reason})"})
+    # a lone surrogate ("\ud800") is valid JSON but no text: it cannot be written out
+    except UnicodeError as e:
+        return reply(
+            {"status": "invalid_notebook", "detail": f"its text is not valid Unicode ({e.reason})"}
+        )
     flags: list[str] = []
     tamper: list[str] = []
     if job.get("scan"):
         from autograde.scan import scan_notebook, tampering
+
         flags = scan_notebook(nb)
         release = nbformat.reads(job["release"], as_version=4)
-        course_lines = {line.strip() for c in release.cells if c.cell_type == "code"
-                        for line in c.source.splitlines() if line.strip()}
-        # what the verification runs (not test or demo cells), on lines the course did not write itself
-        tamper = tampering(nb, flags, course_lines, runs=lambda c: not is_autograded_test(c) and not is_demo(c))
+        course_lines = {
+            line.strip()
+            for c in release.cells
+            if c.cell_type == "code"
+            for line in c.source.splitlines()
+            if line.strip()
+        }
+        # what the verification runs (not test or demo cells), on lines the course did not write
+        # itself
+        tamper = tampering(
+            nb, flags, course_lines, runs=lambda c: not is_autograded_test(c) and not is_demo(c)
+        )
         flags += [f for f in tamper if f not in flags]
     found: dict[str, list[str]] = {}
     if job.get("rules"):
         from course_lib.checks.rules import answer_is_stub, course_statements, notebook_violations
-        # what the kernel and the verification run; without the cells the verification was told to skip (a cell
-        # that killed the kernel or hung: white-box red team 23, D12: read as the answer, never run)
+
+        # what the kernel and the verification run; without the cells the verification was told to
+        # skip (a cell that killed the kernel or hung: white-box red team 23, D12: read as the
+        # answer, never run)
         skip = {i for i in job.get("skip", []) if isinstance(i, int)}
-        answers = [c.source for i, c in enumerate(nb.cells) if c.cell_type == "code" and not is_autograded_test(c)
-                   and not is_demo(c) and i not in skip]
+        answers = [
+            c.source
+            for i, c in enumerate(nb.cells)
+            if c.cell_type == "code"
+            and not is_autograded_test(c)
+            and not is_demo(c)
+            and i not in skip
+        ]
         # the checking process is the notebook's own: none of its results can be trusted
-        reaching = (["your notebook reaches into the process that checks it (" + "; ".join(tamper)[:300]
-                     + "): no result of it can be trusted"] if tamper else [])
-        course = course_statements([c.source for c in nbformat.reads(job["release"], as_version=4).cells
-                                    if c.cell_type == "code"])
+        reaching = (
+            [
+                "your notebook reaches into the process that checks it ("
+                + "; ".join(tamper)[:300]
+                + "): no result of it can be trusted"
+            ]
+            if tamper
+            else []
+        )
+        course = course_statements(
+            [
+                c.source
+                for c in nbformat.reads(job["release"], as_version=4).cells
+                if c.cell_type == "code"
+            ]
+        )
         for name, (exercise, forbidden) in job["rules"].items():
             try:
-                found[name] = [v.message() for v in notebook_violations(answers, exercise, forbidden, course)] + reaching
+                found[name] = [
+                    v.message() for v in notebook_violations(answers, exercise, forbidden, course)
+                ] + reaching
                 if answer_is_stub(answers, exercise):
-                    # whatever values the process sends for it: a cell elsewhere can answer the calls
-                    found[name].append(f"{exercise} is not answered: its definition still only raises "
-                                       "NotImplementedError")
+                    # whatever values the process sends for it: a cell elsewhere can answer the
+                    # calls
+                    found[name].append(
+                        f"{exercise} is not answered: its definition still only raises "
+                        "NotImplementedError"
+                    )
             except Exception as e:  # noqa: BLE001 - code that breaks the reader: the rule cannot be checked,
                 # so it is not met (a reader that fails open would be a way around every rule)
-                found[name] = [f"the answer to {exercise} could not be read for the calls it may not use "
-                               f"({type(e).__name__})"]
-    return reply({"status": "ok", "notebook": nbformat.writes(nb), "notes": notes, "flags": flags,
-                  "rules": found})
+                found[name] = [
+                    f"the answer to {exercise} could not be read for the calls it may not use "
+                    f"({type(e).__name__})"
+                ]
+    return reply(
+        {
+            "status": "ok",
+            "notebook": nbformat.writes(nb),
+            "notes": notes,
+            "flags": flags,
+            "rules": found,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""The grading kernel: ipykernel with resource limits, started by autograde.inside.runner inside a sandbox.
+"""The grading kernel: ipykernel with resource limits, started by autograde.inside.runner inside a
+sandbox.
 
-``python -m autograde.inside.kernel -f CONNECTION_FILE``: apply RLIMIT_AS and RLIMIT_FSIZE from the environment
-(AUTOGRADE_MEMORY_BYTES, AUTOGRADE_FILE_BYTES; the sandbox sets its own limits already, this serves
-`grade --no-sandbox`), so a runaway allocation becomes a MemoryError inside the cell, then run ipykernel.
+``python -m autograde.inside.kernel -f CONNECTION_FILE``: apply RLIMIT_AS and RLIMIT_FSIZE from the
+environment (AUTOGRADE_MEMORY_BYTES, AUTOGRADE_FILE_BYTES; the sandbox sets its own limits already,
+this serves `grade --no-sandbox`), so a runaway allocation becomes a MemoryError inside the cell,
+then run ipykernel.
 """
 
 import os
@@ -21,8 +23,10 @@ def main() -> None:
     _limit(resource.RLIMIT_AS, "AUTOGRADE_MEMORY_BYTES")
     _limit(resource.RLIMIT_FSIZE, "AUTOGRADE_FILE_BYTES")
     if sys.path and sys.path[0] in ("", os.getcwd()):
-        del sys.path[0]  # as ipykernel_launcher: don't import from the notebook's folder while starting
+        # as ipykernel_launcher: don't import from the notebook's folder while starting
+        del sys.path[0]
     from ipykernel import kernelapp
+
     kernelapp.launch_new_instance()
 
 

@@ -1,16 +1,21 @@
 """The verification sandbox's processes (``python -m autograde.inside.relay child``, started by
-autograde.verify.verify_notebook): the relay and the answers' process. Untrusted side: nothing here is believed.
+autograde.verify.verify_notebook): the relay and the answers' process. Untrusted side: nothing here
+is believed.
 
-1. the relay (``_child``, ``_relay``): the sandbox's first process; it reads the job framed on standard input,
-   holds the grader's pipes, runs no student cell, forks the answers' process and asks it for one check at a
-   time over a socket, and writes what comes back to the grader, framed by itself (autograde.inside.wire);
-2. the answers' process (``_answers``): runs the student's own code cells (not test cells, not ``demo`` cells)
-   in a private IPython shell, with standard input and output on /dev/null, then calls each exercise's function
-   on the encoded inputs of the check it is asked (``autograde.inside.payload.run_encoded``), the checks'
-   modules sealed before any cell ran (``_Seal``).
+1. the relay (``_child``, ``_relay``): the sandbox's first process; it reads the job framed on
+standard input,
+   holds the grader's pipes, runs no student cell, forks the answers' process and asks it for one
+   check at a time over a socket, and writes what comes back to the grader, framed by itself
+   (autograde.inside.wire);
+2. the answers' process (``_answers``): runs the student's own code cells (not test cells, not
+``demo`` cells)
+   in a private IPython shell, with standard input and output on /dev/null, then calls each
+   exercise's function on the encoded inputs of the check it is asked
+   (``autograde.inside.payload.run_encoded``), the checks' modules sealed before any cell ran
+   (``_Seal``).
 
-It sees no references, no solutions, no gradebook; the hidden checks' inputs reach it only after it has sent
-the visible checks' outcomes. The grader judges the outcomes outside (autograde.verify).
+It sees no references, no solutions, no gradebook; the hidden checks' inputs reach it only after it
+has sent the visible checks' outcomes. The grader judges the outcomes outside (autograde.verify).
 """
 
 from __future__ import annotations
@@ -24,19 +29,23 @@ from autograde.inside import wire
 from autograde.inside.cells import NEUTRAL_MAGICS, is_autograded_test, is_demo
 
 OUTCOME_LIMIT = wire.FRAME_CAP  # bytes of one check's reply read from the answers' process
-TAMPERED = wire.TAMPERED  # the check name of a side record saying that the notebook changed the checks themselves
-WALL_FACTOR = 5  # a step's wall-clock backstop, in multiples of its CPU-time limit (as autograde.inside.runner)
+# the check name of a side record saying that the notebook changed the checks themselves
+TAMPERED = wire.TAMPERED
+# a step's wall-clock backstop, in multiples of its CPU-time limit (as autograde.inside.runner)
+WALL_FACTOR = 5
 
 
 def _function(value) -> types.FunctionType | None:
-    """The Python function a value stands for: itself, a method's or a functools wrapper's (lru_cache)."""
+    """The Python function a value stands for: itself, a method's or a functools wrapper's
+    (lru_cache)."""
     fn = getattr(value, "__func__", value)
     fn = getattr(fn, "__wrapped__", fn)
     return fn if isinstance(fn, types.FunctionType) else None
 
 
 def _fingerprint(value) -> tuple:
-    """Identity of a value and, for a function, of its code, defaults and closure (what a cell could swap)."""
+    """Identity of a value and, for a function, of its code, defaults and closure (what a cell could
+    swap)."""
     fn = _function(value)
     if fn is None:
         return (id(value),)
@@ -49,26 +58,36 @@ def _fingerprint(value) -> tuple:
     return (id(value), id(fn.__code__), id(fn.__defaults__), id(fn.__kwdefaults__), tuple(cells))
 
 
-_LAZY_CLASS_ATTRS = {"__slotnames__"}  # what the standard library caches on a class (copyreg, for deepcopy)
+# what the standard library caches on a class (copyreg, for deepcopy)
+_LAZY_CLASS_ATTRS = {"__slotnames__"}
 
 
 class _Seal:
-    """The checks as they were before any cell ran: the module-level names of every module under the given
-    prefixes (and of ``own``, this running module), each function's code, defaults and closure, each class's
-    attributes. ``broken()`` names what changed since: a cell that rebinds ``engine._watch``, ``Watch.saw`` or a
-    module in ``sys.modules`` changes what the checks observe in this process, which the answer shares."""
+    """The checks as they were before any cell ran: the module-level names of every module under the
+    given prefixes (and of ``own``, this running module), each function's code, defaults and
+    closure, each class's attributes. ``broken()`` names what changed since: a cell that rebinds
+    ``engine._watch``, ``Watch.saw`` or a module in ``sys.modules`` changes what the checks observe
+    in this process, which the answer shares."""
 
     def __init__(self, prefixes: tuple[str, ...], own: types.ModuleType) -> None:
-        self.modules = {n: m for n, m in list(sys.modules.items()) if m is not None and n != "__main__"
-                        and any(n == p or n.startswith(p + ".") for p in prefixes)}
+        self.modules = {
+            n: m
+            for n, m in list(sys.modules.items())
+            if m is not None
+            and n != "__main__"
+            and any(n == p or n.startswith(p + ".") for p in prefixes)
+        }
         self.own = own
         self.state = self._state()
-        # the functions sealed, by identity: an audit hook asks whether a swapped __code__ was one of theirs
-        self.functions = {id(f) for _, v in self._entries(any_class=True) if (f := _function(v)) is not None}
+        # the functions sealed, by identity: an audit hook asks whether a swapped __code__ was one
+        # of theirs
+        self.functions = {
+            id(f) for _, v in self._entries(any_class=True) if (f := _function(v)) is not None
+        }
 
     def _entries(self, any_class: bool = False):
-        """(key, value) of every sealed name: each module-level name, and the attributes of the classes there (the
-        modules' own classes; with ``any_class``, every class they name)."""
+        """(key, value) of every sealed name: each module-level name, and the attributes of the
+        classes there (the modules' own classes; with ``any_class``, every class they name)."""
         for name, module in [*self.modules.items(), ("(this process's checker)", self.own)]:
             for key, value in list(vars(module).items()):
                 yield (name, key), value
@@ -77,25 +96,35 @@ class _Seal:
                         yield (name, key, attr), v
 
     def _state(self) -> dict[tuple[str, ...], tuple]:
-        out: dict[tuple[str, ...], tuple] = {("sys.modules", n): (id(sys.modules.get(n)),) for n in self.modules}
+        out: dict[tuple[str, ...], tuple] = {
+            ("sys.modules", n): (id(sys.modules.get(n)),) for n in self.modules
+        }
         out.update((key, _fingerprint(value)) for key, value in self._entries())
         return out
 
     def broken(self) -> list[str]:
-        """What changed: a name rebound or removed, or a class given a new attribute (a module's new names, such
-        as a submodule imported later, change nothing the checks look up)."""
+        """What changed: a name rebound or removed, or a class given a new attribute (a module's new
+        names, such as a submodule imported later, change nothing the checks look up)."""
         now = self._state()
-        changed = sorted(".".join(k) for k in self.state.keys() | now.keys()
-                         if (k in self.state and now.get(k) != self.state[k])
-                         or (k not in self.state and len(k) == 3 and k[2] not in _LAZY_CLASS_ATTRS))
-        return [f"changed {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}"] if changed else []
+        changed = sorted(
+            ".".join(k)
+            for k in self.state.keys() | now.keys()
+            if (k in self.state and now.get(k) != self.state[k])
+            or (k not in self.state and len(k) == 3 and k[2] not in _LAZY_CLASS_ATTRS)
+        )
+        return (
+            [f"changed {', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}"]
+            if changed
+            else []
+        )
 
 
 def _student_threads(history: object = None) -> str:
-    """Names of live threads other than this one and the shell's history thread (``history``). The verification
-    starts none of its own (tqdm's monitor is off), so any other thread is the notebook's doing: its worker, or a
-    library's thread that runs its code (tqdm's monitor calling a subclass's display() ran torch.softmax for the
-    answer, idling in tqdm's frames when the check began: threat model, white-box red team 21, B8)."""
+    """Names of live threads other than this one and the shell's history thread (``history``). The
+    verification starts none of its own (tqdm's monitor is off), so any other thread is the
+    notebook's doing: its worker, or a library's thread that runs its code (tqdm's monitor calling a
+    subclass's display() ran torch.softmax for the answer, idling in tqdm's frames when the check
+    began: threat model, white-box red team 21, B8)."""
     import threading
 
     me = threading.get_ident()
@@ -104,8 +133,9 @@ def _student_threads(history: object = None) -> str:
 
 
 def _child_processes() -> list[str]:
-    """Pids of this process's children: the verification starts none, so any is the notebook's (a worker forked
-    by os.forkpty at cell time computed torch.softmax for the answers: threat model, white-box red team 21, B12)."""
+    """Pids of this process's children: the verification starts none, so any is the notebook's (a
+    worker forked by os.forkpty at cell time computed torch.softmax for the answers: threat model,
+    white-box red team 21, B12)."""
     pids: list[str] = []
     try:
         for task in os.listdir("/proc/self/task"):
@@ -117,8 +147,8 @@ def _child_processes() -> list[str]:
 
 
 def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
-    """The notebook's code cells but its tests and demonstrations (and ``skip``), each under the step limit, their
-    output dropped into ``sink``."""
+    """The notebook's code cells but its tests and demonstrations (and ``skip``), each under the
+    step limit, their output dropped into ``sink``."""
     import contextlib
 
     from course_lib.checks.rules import plain_cell  # what runs is what the readings read
@@ -130,7 +160,8 @@ def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             try:
                 with limit_step():
-                    shell.run_cell(plain_cell(cell.source), silent=True, store_history=False)  # it reports errors
+                    # it reports errors
+                    shell.run_cell(plain_cell(cell.source), silent=True, store_history=False)
             except BaseException:  # an alarm that struck between IPython's own handlers
                 pass
         sys.setrecursionlimit(depth)
@@ -139,7 +170,8 @@ def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
 
 
 def _load_check_packages() -> None:
-    """Import the check modules: they register the loaders of shared inputs (e.g. the model) when imported."""
+    """Import the check modules: they register the loaders of shared inputs (e.g. the model) when
+    imported."""
     from course_lib.checks import engine
 
     for package in os.environ.get("AUTOGRADE_CHECK_PACKAGES", "course_lib.checks").split(","):
@@ -150,25 +182,39 @@ def _load_check_packages() -> None:
 
 
 def _every_case_fails(info: dict, busy: str) -> str:
-    """The reply to a check with rules while another thread or process runs: the rules are watched in this thread
-    only, and a thread or process the notebook left running could do the work."""
-    why = (f"a thread or process your notebook started ({busy}) was still running when this check ran: the rules "
-           "of this exercise cannot be checked next to it (answers must not leave threads or processes running)")
-    return json.dumps([{"label": c["label"], "error": why, "mutated": []} for c in json.loads(info["payload"])["cases"]])
+    """The reply to a check with rules while another thread or process runs: the rules are watched
+    in this thread only, and a thread or process the notebook left running could do the work."""
+    why = (
+        f"a thread or process your notebook started ({busy}) was still running when this check "
+        "ran: the rules "
+        "of this exercise cannot be checked next to it (answers must not leave threads or "
+        "processes running)"
+    )
+    return json.dumps(
+        [
+            {"label": c["label"], "error": why, "mutated": []}
+            for c in json.loads(info["payload"])["cases"]
+        ]
+    )
 
 
 def _own_folder_modules() -> list[str]:
-    """File names of imported modules that live in this process's working folder: written by the notebook's cells
-    and imported (threat model, white-box red team 21, B9)."""
+    """File names of imported modules that live in this process's working folder: written by the
+    notebook's cells and imported (threat model, white-box red team 21, B9)."""
     here = os.path.realpath(os.getcwd()) + os.sep
-    # torch names some module objects by a bare file name (torch.ops' namespaces: "_ops.py"): absolute paths only
+    # torch names some module objects by a bare file name (torch.ops' namespaces: "_ops.py"):
+    # absolute paths only
     paths = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
-    return [os.path.basename(p) for p in paths
-            if isinstance(p, str) and os.path.isabs(p) and os.path.realpath(p).startswith(here)]
+    return [
+        os.path.basename(p)
+        for p in paths
+        if isinstance(p, str) and os.path.isabs(p) and os.path.realpath(p).startswith(here)
+    ]
 
 
 def _read_frame(fd: int, read=os.read) -> bytes:
-    """One framed message (as wire.frame writes it) from a descriptor, read no further; b"" at its end."""
+    """One framed message (as wire.frame writes it) from a descriptor, read no further; b"" at its
+    end."""
     head = b""
     while not head.endswith(b"\n") and len(head) < 24:
         byte = read(fd, 1)
@@ -187,15 +233,17 @@ def _read_frame(fd: int, read=os.read) -> bytes:
 
 
 def _child() -> int:
-    """The verification sandbox's first process, the relay: it holds the grader's pipes and runs no student cell.
+    """The verification sandbox's first process, the relay: it holds the grader's pipes and runs no
+    student cell.
 
-    It forks the answers' process (``_answers``), which runs the notebook's cells with standard input and output
-    on /dev/null and a socket to the relay as its only channel; the relay then asks it for one check at a time
-    (the hidden checks' inputs only once the grader sent them, after the visible results went out) and writes
-    what comes back to the grader, framed by itself: side records at once, each check's outcomes as the text of
-    its reply. So a cell can neither write the grader's frames nor read its input, answer a check it was not
-    asked, or see a hidden input before its check is asked (issue 37: a white-box red team wrote both frames from a
-    cell, reading the hidden inputs from standard input). The relay is not dumpable: a process of the same uid
+    It forks the answers' process (``_answers``), which runs the notebook's cells with standard
+    input and output on /dev/null and a socket to the relay as its only channel; the relay then asks
+    it for one check at a time (the hidden checks' inputs only once the grader sent them, after the
+    visible results went out) and writes what comes back to the grader, framed by itself: side
+    records at once, each check's outcomes as the text of its reply. So a cell can neither write the
+    grader's frames nor read its input, answer a check it was not asked, or see a hidden input
+    before its check is asked (issue 37: a white-box red team wrote both frames from a cell, reading
+    the hidden inputs from standard input). The relay is not dumpable: a process of the same uid
     cannot trace it, read its memory or take its descriptors (as autograde.inside.runner)."""
     import signal
     import socket
@@ -205,7 +253,8 @@ def _child() -> int:
     job = json.loads(_read_frame(0) or b"{}")
     if "notebook" not in job:
         raise SystemExit("no job on standard input")
-    not_dumpable()  # before the fork: the answers' process starts not dumpable too, and never holds the relay's
+    # before the fork: the answers' process starts not dumpable too, and never holds the relay's
+    not_dumpable()
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:
@@ -219,7 +268,8 @@ def _child() -> int:
         finally:
             os._exit(0)
     theirs.close()
-    # a cell can write files into the sandbox's working folder; nothing the relay imports from now on comes from it
+    # a cell can write files into the sandbox's working folder; nothing the relay imports from now
+    # on comes from it
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
     try:
         return _relay(job, ours)
@@ -230,20 +280,26 @@ def _child() -> int:
             pass
 
 
-RELAY_DEAD = "the answers' process ended or broke the relay's protocol before this check was answered"
+RELAY_DEAD = (
+    "the answers' process ended or broke the relay's protocol before this check was answered"
+)
 
 
 def _relay(job: dict, sock) -> int:
-    """Ask the answers' process for each check's outcomes; write them to the grader (see ``_child``)."""
+    """Ask the answers' process for each check's outcomes; write them to the grader (see
+    ``_child``)."""
+
     def write(data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(1, view):]
+            view = view[os.write(1, view) :]
 
     buf = bytearray()
-    dead: list[str] = []  # why the answers' process can no longer be asked (then every later check says so)
+    # why the answers' process can no longer be asked (then every later check says so)
+    dead: list[str] = []
 
-    unanswered = json.dumps([{"label": "*", "error": RELAY_DEAD, "mutated": []}])  # a check as a whole, failed
+    # a check as a whole, failed
+    unanswered = json.dumps([{"label": "*", "error": RELAY_DEAD, "mutated": []}])
 
     def ask(name: str, info: dict) -> str:
         if dead:
@@ -273,8 +329,8 @@ def _relay(job: dict, sock) -> int:
 
 
 def quiet_shell(shell) -> None:
-    """Make an IPython shell run cells as the verification does: no automagic (``config`` is the variable, never
-    %config), shell lines and NEUTRAL_MAGICS do nothing and print nothing."""
+    """Make an IPython shell run cells as the verification does: no automagic (``config`` is the
+    variable, never %config), shell lines and NEUTRAL_MAGICS do nothing and print nothing."""
     shell.automagic = False
 
     def nothing(*args, **kwargs):
@@ -282,10 +338,12 @@ def quiet_shell(shell) -> None:
 
     def no_output(*args, **kwargs):
         from IPython.utils.text import SList
+
         return SList()
 
-    # an error's report costs no more than its line (white-box red team 23, D13: IPython formatted a traceback of
-    # 10**6 frames for ~6 minutes, past the cell's CPU limit, after sys.setrecursionlimit(10**6))
+    # an error's report costs no more than its line (white-box red team 23, D13: IPython formatted a
+    # traceback of 10**6 frames for ~6 minutes, past the cell's CPU limit, after
+    # sys.setrecursionlimit(10**6))
     shell.InteractiveTB.set_mode("Minimal")
     shell.system = shell.system_raw = shell.system_piped = nothing
     shell.getoutput = no_output
@@ -294,15 +352,18 @@ def quiet_shell(shell) -> None:
 
 
 def _answers(job: dict, out_fd: int) -> None:
-    """The answers' process: run the notebook's code cells, then answer the relay's requests, one check each.
+    """The answers' process: run the notebook's code cells, then answer the relay's requests, one
+    check each.
 
-    Why long: what it binds before the first cell runs (the write function, the frame makers, the seal, the audit
-    hook) must be local names no cell can rebind, so they live in this one function's frame and closures."""
-    # a module a cell writes into the working folder must not be what `import <an allowed module>` finds (code that no
-    # reading of the text sees: threat model, white-box red team 20); the course's modules come from PYTHONPATH
+    Why long: what it binds before the first cell runs (the write function, the frame makers, the
+    seal, the audit hook) must be local names no cell can rebind, so they live in this one
+    function's frame and closures."""
+    # a module a cell writes into the working folder must not be what `import <an allowed module>`
+    # finds (code that no reading of the text sees: threat model, white-box red team 20); the
+    # course's modules come from PYTHONPATH
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
-    import io
     import contextlib
+    import io
     import signal
 
     import nbformat
@@ -314,12 +375,15 @@ def _answers(job: dict, out_fd: int) -> None:
         write(out_fd, b"%d\n" % len(payload))
         view = memoryview(payload)
         while view:
-            view = view[write(out_fd, view):]
+            view = view[write(out_fd, view) :]
 
-    from json.encoder import encode_basestring_ascii as quote  # C code: nothing a cell rebinds reaches it
+    # C code: nothing a cell rebinds reaches it
+    from json.encoder import encode_basestring_ascii as quote
+
     reported: set[tuple[str, str]] = set()
 
-    side_frame = wire.side_frame  # bound before any cell (wire is sealed below: its code swapped is seen)
+    # bound before any cell (wire is sealed below: its code swapped is seen)
+    side_frame = wire.side_frame
 
     def send_side(key: tuple[str, str], payload: bytes) -> None:
         """A side record out at once: what the parent has, no cell can take back."""
@@ -328,15 +392,20 @@ def _answers(job: dict, out_fd: int) -> None:
         reported.add(key)
         view = memoryview(side_frame(payload))
         while view:
-            view = view[write(out_fd, view):]
+            view = view[write(out_fd, view) :]
 
     def side(check: str, rule: str) -> None:
-        send_side((check, rule[:150]), b'{"check": %s, "rule": %s}' % (quote(check).encode(),
-                                                                        quote(rule[:150]).encode()))
+        send_side(
+            (check, rule[:150]),
+            b'{"check": %s, "rule": %s}' % (quote(check).encode(), quote(rule[:150]).encode()),
+        )
 
     def side_steps(check: str, label: str, steps: int) -> None:
-        send_side((check, f"{label[:100]}\0{steps}"), b'{"check": %s, "case": %s, "steps": %d}'
-                  % (quote(check).encode(), quote(label[:100]).encode(), int(steps)))
+        send_side(
+            (check, f"{label[:100]}\0{steps}"),
+            b'{"check": %s, "case": %s, "steps": %d}'
+            % (quote(check).encode(), quote(label[:100]).encode(), int(steps)),
+        )
 
     real_exit = os._exit
     nb = nbformat.reads(job["notebook"], as_version=4)
@@ -344,34 +413,57 @@ def _answers(job: dict, out_fd: int) -> None:
 
     _load_check_packages()
     from course_lib.checks import trace
+
     trace._listen()  # its audit hook, in place before any cell (it is part of the seal below)
-    from autograde.inside.payload import run_encoded  # with the codec: both sealed below, as the engine is
-    # json too: the child writes its results with it (a white-box red team rewrote them through json.dumps)
-    sealed = tuple(p for p in ("course_lib.checks", "autograde", "json",
-                               *os.environ.get("AUTOGRADE_CHECK_PACKAGES", "").split(",")) if p)
+    # with the codec: both sealed below, as the engine is
+    from autograde.inside.payload import run_encoded
+
+    # json too: the child writes its results with it (a white-box red team rewrote them through
+    # json.dumps)
+    sealed = tuple(
+        p
+        for p in (
+            "course_lib.checks",
+            "autograde",
+            "json",
+            *os.environ.get("AUTOGRADE_CHECK_PACKAGES", "").split(","),
+        )
+        if p
+    )
     seal = _Seal(sealed, sys.modules[__name__])
-    broken_seal, seal_functions = seal.broken, seal.functions  # bound now: rebinding _Seal.broken reaches nothing
+    # bound now: rebinding _Seal.broken reaches nothing
+    broken_seal, seal_functions = seal.broken, seal.functions
 
     def on_audit(event: str, args: tuple) -> None:
-        # a checks' function's code swapped and back within one call leaves no trace for the seal: seen as it
-        # happens (libraries swap their own: asyncio's types.coroutine sets __code__ when IPython imports it)
+        # a checks' function's code swapped and back within one call leaves no trace for the seal:
+        # seen as it happens (libraries swap their own: asyncio's types.coroutine sets __code__ when
+        # IPython imports it)
         if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
             if id(args[0]) in seal_functions:
-                side(TAMPERED, f"a function's code was replaced ({getattr(args[0], '__qualname__', '?')!s:.80})")
+                side(
+                    TAMPERED,
+                    "a function's code was replaced "
+                    f"({getattr(args[0], '__qualname__', '?')!s:.80})",
+                )
 
     sys.addaudithook(on_audit)
     step = int(os.environ.get("AUTOGRADE_STEP_TIMEOUT", "120"))
     skip = {int(i) for i in os.environ.get("AUTOGRADE_SKIP_CELLS", "").split(",") if i}
 
-    class StepTimeout(BaseException):  # not an Exception: the engine must not swallow it as one case's error
+    # not an Exception: the engine must not swallow it as one case's error
+    class StepTimeout(BaseException):
         pass
 
     def on_alarm(signum, frame):
-        raise StepTimeout(f"took longer than {step} s" if signum == signal.SIGPROF else
-                          f"waited longer than {step * WALL_FACTOR} s")
+        raise StepTimeout(
+            f"took longer than {step} s"
+            if signum == signal.SIGPROF
+            else f"waited longer than {step * WALL_FACTOR} s"
+        )
 
-    # As in the kernel (autograde.inside.runner.CpuWatch): the limit counts CPU time, so a loaded machine does not
-    # turn slow work into a timeout; a wall-clock backstop stops a call that sleeps.
+    # As in the kernel (autograde.inside.runner.CpuWatch): the limit counts CPU time, so a loaded
+    # machine does not turn slow work into a timeout; a wall-clock backstop stops a call that
+    # sleeps.
     signal.signal(signal.SIGPROF, on_alarm)
     signal.signal(signal.SIGALRM, on_alarm)
 
@@ -383,20 +475,25 @@ def _answers(job: dict, out_fd: int) -> None:
         def __exit__(self, *exc):
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.alarm(0)
+
     shell = InteractiveShell()
     quiet_shell(shell)  # no automagic; shell lines and %pip-like magics do nothing (NEUTRAL_MAGICS)
     history = getattr(shell.history_manager, "save_thread", None)
     sink = io.StringIO()
     import tqdm
 
-    tqdm.tqdm.monitor_interval = 0  # no thread of its own next to the checks (a subclass that sets one is seen)
+    # no thread of its own next to the checks (a subclass that sets one is seen)
+    tqdm.tqdm.monitor_interval = 0
 
     def refuse_exit(code=0):
         raise SystemExit(f"os._exit({code}) is not allowed while checking answers")
 
-    os._exit = refuse_exit  # a cell that kills its process must not cost the other answers their check
+    # a cell that kills its process must not cost the other answers their check
+    os._exit = refuse_exit
     import posix
-    posix._exit = refuse_exit  # the same C function under its other name (a white-box red team's exit status)
+
+    # the same C function under its other name (a white-box red team's exit status)
+    posix._exit = refuse_exit
     _run_cells(shell, nb, skip, sink, limit_step)
     for why in broken_seal():
         side(TAMPERED, why)
@@ -409,14 +506,23 @@ def _answers(job: dict, out_fd: int) -> None:
         if info.get("forbidden") and (busy := _student_threads(history)):
             return _every_case_fails(info, busy)
         if info["exercise"] in hung:
-            # as in the kernel, where the test cell stops at its first endless call: one loop costs one answer once
-            why = f"StepTimeout: not run: {info['exercise']} took longer than {step} s in {hung[info['exercise']]}"
+            # as in the kernel, where the test cell stops at its first endless call: one loop costs
+            # one answer once
+            why = (
+                f"StepTimeout: not run: {info['exercise']} took longer than {step} s in "
+                f"{hung[info['exercise']]}"
+            )
             return json.dumps([{"label": "*", "error": why, "mutated": []}])
         try:
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), limit_step():
-                return run_encoded(fn, info["payload"], lambda rule: side(name, rule),
-                                   lambda label, steps: side_steps(name, label, steps))
-        except BaseException as e:  # the student's error (a timeout, SystemExit) is the check's outcome
+                return run_encoded(
+                    fn,
+                    info["payload"],
+                    lambda rule: side(name, rule),
+                    lambda label, steps: side_steps(name, label, steps),
+                )
+        # the student's error (a timeout, SystemExit) is the check's outcome
+        except BaseException as e:
             if isinstance(e, StepTimeout):
                 hung[info["exercise"]] = name
             return json.dumps([{"label": "*", "error": f"{type(e).__name__}: {e}", "mutated": []}])
@@ -433,8 +539,6 @@ def _answers(job: dict, out_fd: int) -> None:
         request = json.loads(request)
         send(run_check(request["name"], request["info"]).encode())
     real_exit(0)  # a thread the student left running must not keep this process waiting
-
-
 
 
 if __name__ == "__main__":

@@ -1,19 +1,22 @@
 """The format both sides of the trust boundary speak: framed messages and side records.
 
-A process in a sandbox (or a limited child) writes one framed message (``frame``: the length in decimal, a
-newline, the bytes) and, before it, small side records (``side_frame``). The grader reads them with
-autograde.boundary.run; the verification relay (autograde.inside.relay) reads the answers' process's replies
-with ``take_reply``: both with the readers here (``read_side_records``, ``peek_message``), so the two readings
-cannot drift.
+A process in a sandbox (or a limited child) writes one framed message (``frame``: the length in
+decimal, a newline, the bytes) and, before it, small side records (``side_frame``). The grader reads
+them with autograde.boundary.run; the verification relay (autograde.inside.relay) reads the answers'
+process's replies with ``take_reply``: both with the readers here (``read_side_records``,
+``peek_message``), so the two readings cannot drift.
 
-With cells and codec, the only modules of autograde.inside that the trusted side imports besides the entry
-points' names (autograde/tests/test_layout.py): standard library only, pure functions of bytes.
+With cells and codec, the only modules of autograde.inside that the trusted side imports besides the
+entry points' names (autograde/tests/test_layout.py): standard library only, pure functions of
+bytes.
 """
 
 from __future__ import annotations
 
-FRAME_CAP = 16 << 20  # bytes of one message from a sandbox, whatever a caller asks (autograde.boundary: why)
-TAMPERED = "*"  # the check name of a side record saying that the notebook changed the checks themselves
+# bytes of one message from a sandbox, whatever a caller asks (autograde.boundary: why)
+FRAME_CAP = 16 << 20
+# the check name of a side record saying that the notebook changed the checks themselves
+TAMPERED = "*"
 
 
 class Rejected(ValueError):
@@ -26,11 +29,12 @@ def frame(payload: bytes) -> bytes:
 
 
 SIDE_BYTES = 1024  # one side record
-SIDE_COUNT = 512   # side records per process
+SIDE_COUNT = 512  # side records per process
 
 
 def side_frame(payload: bytes) -> bytes:
-    """A side record: "w", the length in decimal, a newline, the bytes (read apart from the message)."""
+    """A side record: "w", the length in decimal, a newline, the bytes (read apart from the
+    message)."""
     return b"w%d\n" % len(payload) + payload
 
 
@@ -49,8 +53,8 @@ def read_side_records(buf: bytearray, side: list[bytes]) -> None:
             return
         if len(side) >= SIDE_COUNT:
             raise Rejected(f"the sandbox sent more than {SIDE_COUNT} side records")
-        side.append(bytes(buf[start:start + int(head)]))
-        del buf[:start + int(head)]
+        side.append(bytes(buf[start : start + int(head)]))
+        del buf[: start + int(head)]
 
 
 def peek_message(buf: bytearray, limit: int) -> bytes | None:
@@ -60,17 +64,20 @@ def peek_message(buf: bytearray, limit: int) -> bytes | None:
             raise Rejected("the sandbox's output does not start with a length")
         return None
     if not head.isdigit() or int(head) > limit:
-        raise Rejected("the sandbox's output has no valid length" if not head.isdigit()
-                       else f"the sandbox announced {int(head)} bytes, over the limit of {limit}")
+        raise Rejected(
+            "the sandbox's output has no valid length"
+            if not head.isdigit()
+            else f"the sandbox announced {int(head)} bytes, over the limit of {limit}"
+        )
     n, start = int(head), len(head) + 1
-    return bytes(buf[start:start + n]) if len(buf) >= start + n else None
+    return bytes(buf[start : start + n]) if len(buf) >= start + n else None
 
 
 def take_reply(buf: bytearray, limit: int) -> tuple[list[bytes], bytes | None]:
-    """What the verification relay reads from the answers' process (autograde.inside.relay): the whole side
-    records at the start of ``buf``, then its framed message if it is whole; both are removed from ``buf``. Raises
-    ``Rejected`` as the grader's reader does (autograde.boundary.run): a bad length, a message over ``limit``, at
-    most ``FRAME_CAP``."""
+    """What the verification relay reads from the answers' process (autograde.inside.relay): the
+    whole side records at the start of ``buf``, then its framed message if it is whole; both are
+    removed from ``buf``. Raises ``Rejected`` as the grader's reader does (autograde.boundary.run):
+    a bad length, a message over ``limit``, at most ``FRAME_CAP``."""
     limit = min(limit, FRAME_CAP)
     side: list[bytes] = []
     read_side_records(buf, side)
@@ -78,7 +85,7 @@ def take_reply(buf: bytearray, limit: int) -> tuple[list[bytes], bytes | None]:
         return side, None  # a side record not whole yet
     message = peek_message(buf, limit)
     if message is not None:
-        del buf[:len(bytes(buf[:24]).partition(b"\n")[0]) + 1 + len(message)]
+        del buf[: len(bytes(buf[:24]).partition(b"\n")[0]) + 1 + len(message)]
     elif len(buf) > limit + 32:
         raise Rejected(f"the answers' process sent more than {limit} bytes for one check")
     return side, message

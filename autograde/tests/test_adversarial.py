@@ -1,22 +1,25 @@
-"""The adversarial catalog, graded as one class with honest students: as root, and as a grader that is not root.
+"""The adversarial catalog, graded as one class with honest students: as root, and as a grader that
+is not root.
 
-Every attack is written as a student would: the answers themselves are wrong (`return 0`), and the rest of the
-cell tries to make them pass anyway, to read what it must not, to hurt the grader or a classmate, or to hang
-or crash the run (autograde/tests/attacks.py, by class). Malformed submissions join them: JSON nested 100,000
-deep, a FIFO, links to a classmate's notebook and to /dev/zero, a 4 MB cell, two notebooks with wrong names.
-The attackers know the layout (the course root, the output folder, a classmate's submission path), as a
-student who read the harness's source would.
+Every attack is written as a student would: the answers themselves are wrong (`return 0`), and the
+rest of the cell tries to make them pass anyway, to read what it must not, to hurt the grader or a
+classmate, or to hang or crash the run (autograde/tests/attacks.py, by class). Malformed submissions
+join them: JSON nested 100,000 deep, a FIFO, links to a classmate's notebook and to /dev/zero, a 4
+MB cell, two notebooks with wrong names. The attackers know the layout (the course root, the output
+folder, a classmate's submission path), as a student who read the harness's source would.
 
-What holds (docs/threat-model.md): the class is graded completely, each row with a named status; every
-attacker scores no more than an untouched notebook; every honest row is exactly what it is without the
-attackers; no submitted, course or checkout file changes content or mode, nor a root-only file; no process
-is left; no hidden check source, reference, solution or classmate's answer reaches any attacker's output;
-student markup stays inert in feedback pages; a thread that never ends costs no wall-clock limit.
+What holds (docs/threat-model.md): the class is graded completely, each row with a named status;
+every attacker scores no more than an untouched notebook; every honest row is exactly what it is
+without the attackers; no submitted, course or checkout file changes content or mode, nor a
+root-only file; no process is left; no hidden check source, reference, solution or classmate's
+answer reaches any attacker's output; student markup stays inert in feedback pages; a thread that
+never ends costs no wall-clock limit.
 
-Needs root and bubblewrap; ~4 min on 2 cores (three gradings: honest students alone, the class as root, the
-class as the unprivileged user `nobody`). The unprivileged run leaves out the attacks that only play tricks on
-Python inside the kernel (USERNS_SAME): the checks outside the kernel that defeat them run the same code in both
-modes; everything that reaches for files, processes, limits or the feedback pages is graded in both.
+Needs root and bubblewrap; ~4 min on 2 cores (three gradings: honest students alone, the class as
+root, the class as the unprivileged user `nobody`). The unprivileged run leaves out the attacks that
+only play tricks on Python inside the kernel (USERNS_SAME): the checks outside the kernel that
+defeat them run the same code in both modes; everything that reaches for files, processes, limits or
+the feedback pages is graded in both.
 """
 
 from __future__ import annotations
@@ -43,27 +46,60 @@ from autograde.tests.attacks import SECRET_MARK, WRONG_SQUARE, answer, attacks
 from autograde.tests.conftest import RUN_MARK, digest, fixture_course, student_notebook, submit
 from autograde.tests.fixture import make_course
 
-pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None or os.geteuid() != 0,
-                                reason=f"needs root and bubblewrap: {sandbox.unavailable()}")
+pytestmark = pytest.mark.skipif(
+    sandbox.unavailable() is not None or os.geteuid() != 0,
+    reason=f"needs root and bubblewrap: {sandbox.unavailable()}",
+)
 
-# a short cell limit: the fixture's cells run in milliseconds (no torch), and the attack that blocks on a pipe
-# (garbage_reports) waits out the cell's wall-clock backstop (5 x the limit): 64 s at the course default of 10
+# a short cell limit: the fixture's cells run in milliseconds (no torch), and the attack that blocks
+# on a pipe (garbage_reports) waits out the cell's wall-clock backstop (5 x the limit): 64 s at the
+# course default of 10
 LIMITS = Limits(wall_s=150, memory_bytes=2 << 30, cell_timeout=4)
-# in-kernel tricks whose defeat (verification outside the kernel) does not depend on the sandbox's mode
+# in-kernel tricks whose defeat (verification outside the kernel) does not depend on the sandbox's
+# mode
 USERNS_SAME = ["ast_transformer", "bool_raises", "eq_always_true", "huge_output", "patch_numpy"]
 HONEST = {
-    "correct": {"double": "def double(x):\n    return x * 2\n", "square": "def square(x):\n    return x ** 2\n",
-                "a_why": "2x = x + x."},
-    "partial": {"double": "def double(x):\n    return 2 * float(x)\n", "square": "def square(x):\n    return x * x\n"},
+    "correct": {
+        "double": "def double(x):\n    return x * 2\n",
+        "square": "def square(x):\n    return x ** 2\n",
+        "a_why": "2x = x + x.",
+    },
+    "partial": {
+        "double": "def double(x):\n    return 2 * float(x)\n",
+        "square": "def square(x):\n    return x * x\n",
+    },
     "untouched": {},
 }
-MARKDOWN_ATTACK = '<script>alert("PWN-md")</script><img src=x onerror=alert("PWN-mdimg")> [x](javascript:alert(1))'
-MALFORMED = ["deep_json", "fifo", "link_to_classmate", "link_to_zero", "huge_cell", "two_notebooks",
-             "=HYPERLINK(1)", "dirlink_classmate", "dirlink_solutions"]  # last three found by a blind red team
-# strings that must never reach an attacker's output: hidden check source, references, solutions, a classmate
-# (the harness's own modules that run in a sandbox are public code: they may mention these words, not hold them)
-FORBIDDEN = ["Case((np.arange(4.0),)", "HiddenRegistry(__name__", "### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS\nfrom",
-             "Multiplication distributes", "inputs_sha256", SECRET_MARK, "return x * 2", "hidden_check('double_hidden'"]
+MARKDOWN_ATTACK = (
+    '<script>alert("PWN-md")</script><img src=x onerror=alert("PWN-mdimg")> '
+    "[x](javascript:alert(1))"
+)
+MALFORMED = [
+    "deep_json",
+    "fifo",
+    "link_to_classmate",
+    "link_to_zero",
+    "huge_cell",
+    "two_notebooks",
+    # last three found by a blind red team
+    "=HYPERLINK(1)",
+    "dirlink_classmate",
+    "dirlink_solutions",
+]
+# strings that must never reach an attacker's output: hidden check source, references, solutions, a
+# classmate (the harness's own modules that run in a sandbox are public code: they may mention these
+# words, not hold them)
+FORBIDDEN = [
+    "Case((np.arange(4.0),)",
+    "HiddenRegistry(__name__",
+    "### BEGIN SOLUTION",
+    "### BEGIN HIDDEN TESTS\nfrom",
+    "Multiplication distributes",
+    "inputs_sha256",
+    SECRET_MARK,
+    "return x * 2",
+    "hidden_check('double_hidden'",
+]
 
 
 def _rows(path: Path) -> dict[str, dict]:
@@ -73,14 +109,17 @@ def _rows(path: Path) -> dict[str, dict]:
 
 
 def _tree_state(*folders: Path) -> dict[str, tuple[str, int]]:
-    """sha256 and mode of every file under the folders (links and special files by their own metadata)."""
+    """sha256 and mode of every file under the folders (links and special files by their own
+    metadata)."""
     state = {}
     for folder in folders:
         for p in sorted(folder.rglob("*")):
             if "__pycache__" in p.parts:
                 continue
             st = p.lstat()
-            data = p.read_bytes() if p.is_file() and not p.is_symlink() else str(st.st_mode).encode()
+            data = (
+                p.read_bytes() if p.is_file() and not p.is_symlink() else str(st.st_mode).encode()
+            )
             state[str(p)] = (hashlib.sha256(data).hexdigest(), st.st_mode)
     return state
 
@@ -92,7 +131,11 @@ def _write_class(course, folder: Path, out: Path, secret: Path) -> list[str]:
     catalog = attacks(course.root, classmate, out, secret)
     for name, attack in catalog.items():
         extra = {"a_why": MARKDOWN_ATTACK} if name == "markup" else {}
-        submit(folder, name, student_notebook(course, {"double": answer(attack), "square": WRONG_SQUARE, **extra}))
+        submit(
+            folder,
+            name,
+            student_notebook(course, {"double": answer(attack), "square": WRONG_SQUARE, **extra}),
+        )
     submit(folder, "deep_json", b"[" * 100_000 + b"]" * 100_000)
     fifo = folder / "fifo" / "fx" / "fx.ipynb"
     fifo.parent.mkdir(parents=True)
@@ -101,9 +144,15 @@ def _write_class(course, folder: Path, out: Path, secret: Path) -> list[str]:
         link = folder / name / "fx" / "fx.ipynb"
         link.parent.mkdir(parents=True)
         link.symlink_to(target)
-    submit(folder, "huge_cell", student_notebook(course, {"double": "x = 1  # " + "y" * (4 << 20) + "\n"}))
-    submit(folder, "=HYPERLINK(1)", student_notebook(course, {}))  # a folder name a spreadsheet would run
-    (folder / "dirlink_classmate").symlink_to(folder / "correct")  # a whole student folder linked to another's
+    submit(
+        folder,
+        "huge_cell",
+        student_notebook(course, {"double": "x = 1  # " + "y" * (4 << 20) + "\n"}),
+    )
+    # a folder name a spreadsheet would run
+    submit(folder, "=HYPERLINK(1)", student_notebook(course, {}))
+    # a whole student folder linked to another's
+    (folder / "dirlink_classmate").symlink_to(folder / "correct")
     (folder / "dirlink_solutions").mkdir()
     (folder / "dirlink_solutions" / "fx").symlink_to(course.solutions / "fx")
     two = folder / "two_notebooks" / "fx"
@@ -120,6 +169,7 @@ def graded(tmp_path_factory):
     root = make_course(base / "course")
     course = fixture_course(root)
     from autograde.release import release
+
     release(course, log=lambda *_: None)
     secret = tmp_path_factory.mktemp("secret") / "root-only.txt"
     secret.write_text(SECRET_MARK)
@@ -134,34 +184,67 @@ def graded(tmp_path_factory):
         if not p.is_symlink():
             os.chmod(p, os.lstat(p).st_mode | 0o055 if p.is_dir() else os.lstat(p).st_mode | 0o044)
     before_subs = digest(whole_class)
-    before_course = _tree_state(root / "solutions", root / "pylib", root / "notebooks", REPO / "autograde",
-                                REPO / "course_lib")
+    before_course = _tree_state(
+        root / "solutions",
+        root / "pylib",
+        root / "notebooks",
+        REPO / "autograde",
+        REPO / "course_lib",
+    )
     before_secret = (secret.read_bytes(), secret.stat().st_mode)
     grade(course, honest_only, out_honest, workers=2, limits=LIMITS, log=lambda *_: None)
     grade(course, whole_class, out_root, workers=2, limits=LIMITS, log=lambda *_: None)
     userns_students = sorted({p.name for p in whole_class.iterdir()} - set(USERNS_SAME))
     # the same class, graded by `nobody` (the sandbox then uses user namespaces)
-    script = (f"import sys; sys.path[:0] = [{str(REPO)!r}]\n"
-              "from pathlib import Path\n"
-              "from autograde.tests.conftest import fixture_course\n"
-              "from autograde.grade import Limits, grade\n"
-              f"grade(fixture_course(Path({str(root)!r})), Path({str(whole_class)!r}), Path({str(out_user)!r}),"
-              f" workers=2, limits=Limits(**{LIMITS.__dict__!r}),"
-              f" students={userns_students!r}, log=lambda *_: None)\n")
-    env = {"HOME": str(out_user), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "TMPDIR": str(out_user)}
+    script = (
+        f"import sys; sys.path[:0] = [{str(REPO)!r}]\n"
+        "from pathlib import Path\n"
+        "from autograde.tests.conftest import fixture_course\n"
+        "from autograde.grade import Limits, grade\n"
+        f"grade(fixture_course(Path({str(root)!r})), Path({str(whole_class)!r}), "
+        f"Path({str(out_user)!r}),"
+        f" workers=2, limits=Limits(**{LIMITS.__dict__!r}),"
+        f" students={userns_students!r}, log=lambda *_: None)\n"
+    )
+    env = {
+        "HOME": str(out_user),
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "TMPDIR": str(out_user),
+    }
     from autograde.grade import _model_file
-    if _model_file() is not None:  # the same file as the root run's, not a download into nobody's home
+
+    # the same file as the root run's, not a download into nobody's home
+    if _model_file() is not None:
         env["COURSE_MODEL_FILE"] = str(_model_file())
-    user = subprocess.run(unprivileged.command([sys.executable, "-c", script], env), capture_output=True, text=True,
-                          timeout=1500)
+    user = subprocess.run(
+        unprivileged.command([sys.executable, "-c", script], env),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert user.returncode == 0, user.stderr[-3000:]
-    after_course = _tree_state(root / "solutions", root / "pylib", root / "notebooks", REPO / "autograde",
-                               REPO / "course_lib")
-    yield {"honest": _rows(out_honest / "grades.csv"), "runs": {"root": out_root, "userns": out_user},
-           "class": {"root": _rows(out_root / "grades.csv"), "userns": _rows(out_user / "grades.csv")},
-           "folder": whole_class, "before": before_subs, "attacks": names, "secret": secret,
-           "before_secret": before_secret, "course_changes": {k for k in before_course.keys() | after_course.keys()
-                                                               if before_course.get(k) != after_course.get(k)}}
+    after_course = _tree_state(
+        root / "solutions",
+        root / "pylib",
+        root / "notebooks",
+        REPO / "autograde",
+        REPO / "course_lib",
+    )
+    yield {
+        "honest": _rows(out_honest / "grades.csv"),
+        "runs": {"root": out_root, "userns": out_user},
+        "class": {"root": _rows(out_root / "grades.csv"), "userns": _rows(out_user / "grades.csv")},
+        "folder": whole_class,
+        "before": before_subs,
+        "attacks": names,
+        "secret": secret,
+        "before_secret": before_secret,
+        "course_changes": {
+            k
+            for k in before_course.keys() | after_course.keys()
+            if before_course.get(k) != after_course.get(k)
+        },
+    }
     shutil.rmtree(base, ignore_errors=True)
     shutil.rmtree(out_user, ignore_errors=True)
     # this course's check packages share their names with the session's fixture course: forget them
@@ -179,12 +262,15 @@ def test_the_whole_class_is_graded_each_row_with_a_named_status(graded, mode):
     left_out = set(USERNS_SAME) if mode == "userns" else set()
     assert set(rows) == (set(HONEST) | set(graded["attacks"]) | set(MALFORMED)) - left_out
     assert all(r["status"] in [s.value for s in Status] for r in rows.values())
-    assert all(r["detail"] for s, r in rows.items() if r["status"] not in ("graded", "needs_manual_grade")), rows
+    assert all(
+        r["detail"] for s, r in rows.items() if r["status"] not in ("graded", "needs_manual_grade")
+    ), rows
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_honest_students_get_exactly_what_they_get_without_the_attackers(graded, mode):
-    assert float(graded["honest"]["correct"]["score"]) == 3  # the comparison below is not between zeros
+    # the comparison below is not between zeros
+    assert float(graded["honest"]["correct"]["score"]) == 3
     for student in HONEST:
         assert graded["class"][mode][student] == graded["honest"][student], student
 
@@ -200,12 +286,21 @@ def test_no_attacker_scores_more_than_an_untouched_notebook(graded, mode):
 
 def test_malformed_submissions_get_their_own_status(graded):
     rows = graded["class"]["root"]
-    assert rows["deep_json"]["status"] == "invalid_notebook" and "deep" in rows["deep_json"]["detail"]
+    assert (
+        rows["deep_json"]["status"] == "invalid_notebook" and "deep" in rows["deep_json"]["detail"]
+    )
     for name in ("fifo", "link_to_classmate", "link_to_zero"):
-        assert rows[name]["status"] == "invalid_notebook" and "plain file" in rows[name]["detail"], rows[name]
-    assert rows["two_notebooks"]["status"] == "ambiguous" and "a.ipynb, b.ipynb" in rows["two_notebooks"]["detail"]
+        assert (
+            rows[name]["status"] == "invalid_notebook" and "plain file" in rows[name]["detail"]
+        ), rows[name]
+    assert (
+        rows["two_notebooks"]["status"] == "ambiguous"
+        and "a.ipynb, b.ipynb" in rows["two_notebooks"]["detail"]
+    )
     for name in ("dirlink_classmate", "dirlink_solutions"):
-        assert rows[name]["status"] == "invalid_notebook" and "is a link" in rows[name]["detail"], rows[name]
+        assert rows[name]["status"] == "invalid_notebook" and "is a link" in rows[name]["detail"], (
+            rows[name]
+        )
     with open(graded["runs"]["root"] / "grades.csv") as f:
         assert "\n'=HYPERLINK(1),fx," in f.read()  # shown as text, not run as a formula
     assert rows["huge_cell"]["status"] in [s.value for s in Status]
@@ -222,24 +317,40 @@ def test_attacks_that_fooled_the_kernel_are_flagged(graded, mode):
 def test_no_submitted_course_checkout_or_root_only_file_changed(graded):
     assert digest(graded["folder"]) == graded["before"]
     assert graded["course_changes"] == set()
-    assert (graded["secret"].read_bytes(), graded["secret"].stat().st_mode) == graded["before_secret"]
+    assert (graded["secret"].read_bytes(), graded["secret"].stat().st_mode) == graded[
+        "before_secret"
+    ]
 
 
 def test_no_process_outlives_the_runs(graded):
     import psutil
-    marks = (RUN_MARK, "999.5", "10 ** 6")  # RUN_MARK: this run's background_process, not another user's
-    left = [p.pid for p in psutil.process_iter(["cmdline"]) if any(m in " ".join(p.info["cmdline"] or []) for m in marks)]
+
+    # RUN_MARK: this run's background_process, not another user's
+    marks = (RUN_MARK, "999.5", "10 ** 6")
+    left = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if any(m in " ".join(p.info["cmdline"] or []) for m in marks)
+    ]
     assert left == []
 
 
 def _outputs(out: Path, student: str) -> str:
-    """What the student's code made the grader write: feedback page, details, grades.csv and every cell output of
-    the autograded notebook (its sources are the student's own and, for instructors, the rubrics), base64 decoded."""
-    texts = [p.read_text(errors="replace") for p in [out / "grades.csv", *(out / "feedback" / student).rglob("*.html"),
-                                                     *(out / "details" / student).rglob("*.json")]]
+    """What the student's code made the grader write: feedback page, details, grades.csv and every
+    cell output of the autograded notebook (its sources are the student's own and, for instructors,
+    the rubrics), base64 decoded."""
+    texts = [
+        p.read_text(errors="replace")
+        for p in [
+            out / "grades.csv",
+            *(out / "feedback" / student).rglob("*.html"),
+            *(out / "details" / student).rglob("*.json"),
+        ]
+    ]
     for p in (out / "autograded" / student).rglob("*.ipynb"):
         texts += [json.dumps(c.get("outputs", [])) for c in json.loads(p.read_text())["cells"]]
     import base64
+
     decoded = []
     for run in re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", "\n".join(texts)):
         try:
@@ -258,7 +369,8 @@ def test_no_secret_reaches_any_attackers_output(graded, mode):
         text = _outputs(out, name)
         leaked = [s for s in FORBIDDEN if s in text or json.dumps(s)[1:-1] in text]
         assert leaked == [], (name, leaked)
-    assert "LEAK" in _outputs(out, "leak_hidden_source")  # the hook ran: it only had nothing hidden to leak
+    # the hook ran: it only had nothing hidden to leak
+    assert "LEAK" in _outputs(out, "leak_hidden_source")
 
 
 class _Markup(HTMLParser):
@@ -292,7 +404,10 @@ def test_student_markup_is_inert_in_feedback(graded, mode):
 def test_a_thread_that_never_ends_costs_no_time_limit(graded, mode):
     row = graded["class"][mode]["endless_thread"]
     assert row["status"] != "timeout", row
-    timings = [json.loads(line) for line in (graded["runs"][mode] / "timings.jsonl").read_text().splitlines()]
+    timings = [
+        json.loads(line)
+        for line in (graded["runs"][mode] / "timings.jsonl").read_text().splitlines()
+    ]
     wall = next(t["wall_s"] for t in timings if t["student"] == "endless_thread")
     assert wall < LIMITS.wall_s / 2, wall
 
@@ -306,11 +421,22 @@ def test_a_grader_without_user_namespaces_or_root_is_refused_in_one_line(tmp_pat
     """No traceback and nothing written: the message names what to install or enable."""
     out = unprivileged.shared_folder("refused-")
     env = {"HOME": str(out), "PATH": "/nonexistent", "PYTHONPATH": str(REPO)}
-    r = subprocess.run(unprivileged.command([sys.executable, "-m", "autograde", "grade", str(tmp_path),
-                                             "--out", str(out / "o")], env), capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        unprivileged.command(
+            [sys.executable, "-m", "autograde", "grade", str(tmp_path), "--out", str(out / "o")],
+            env,
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     try:
         assert r.returncode == 2, r.stderr
-        assert r.stderr.count("\n") == 1 and "cannot grade safely" in r.stderr and "bubblewrap" in r.stderr, r.stderr
+        assert (
+            r.stderr.count("\n") == 1
+            and "cannot grade safely" in r.stderr
+            and "bubblewrap" in r.stderr
+        ), r.stderr
         assert "Traceback" not in r.stderr and not (out / "o").exists()
     finally:
         shutil.rmtree(out, ignore_errors=True)

@@ -1,16 +1,21 @@
-"""A notebook cell that speaks for the verification's answers: what it can and cannot buy (issue 37).
+"""A notebook cell that speaks for the verification's answers: what it can and cannot buy (issue
+37).
 
-A white-box red team (it had read autograde/) left every answer as the template's stub and, from a top-level
-cell running inside the verification child, wrote the visible outcomes frame itself, read the hidden payloads
-from standard input and wrote the second frame: 19/20 on 02, `graded`, unflagged. Now the process that runs the
-cells (the answers' process) holds neither of the grader's pipes: a relay that runs no cell holds them, asks for
-one check at a time and frames what it writes itself (autograde.inside.relay._child). What these tests hold:
+A white-box red team (it had read autograde/) left every answer as the template's stub and, from a
+top-level cell running inside the verification child, wrote the visible outcomes frame itself, read
+the hidden payloads from standard input and wrote the second frame: 19/20 on 02, `graded`,
+unflagged. Now the process that runs the cells (the answers' process) holds neither of the grader's
+pipes: a relay that runs no cell holds them, asks for one check at a time and frames what it writes
+itself (autograde.inside.relay._child). What these tests hold:
 
-- the answers' process has /dev/null as standard input and output, and cannot open the relay's descriptors
+- the answers' process has /dev/null as standard input and output, and cannot open the relay's
+descriptors
   (the relay is not dumpable);
-- a frame it writes before it is asked is taken as its reply to the next check the relay asks, nothing more:
+- a frame it writes before it is asked is taken as its reply to the next check the relay asks,
+nothing more:
   no check it was not asked, no hidden input before its check, the run goes on;
-- a broken frame ends the asking, not the run: the remaining checks fail with a fixed text the grader wrote;
+- a broken frame ends the asking, not the run: the remaining checks fail with a fixed text the
+grader wrote;
 - an exercise whose answer is still the stub scores nothing, whatever values its process sends (the
   submission's text, read outside: `course_lib.checks.rules.answer_is_stub` in autograde.intake);
 - nothing that process wrote reaches a hidden check's page (`verify._public`).
@@ -27,12 +32,15 @@ import pytest
 from autograde import sandbox
 from autograde.tests.test_watch_record import A, _submission
 
-pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None or os.geteuid() != 0,
-                                reason=f"needs root and bubblewrap: {sandbox.unavailable()}")
+pytestmark = pytest.mark.skipif(
+    sandbox.unavailable() is not None or os.geteuid() != 0,
+    reason=f"needs root and bubblewrap: {sandbox.unavailable()}",
+)
 
 LEAK = "LEAKED-HIDDEN-INPUT"
-# What a cell finds of the process it runs in, sent out as a tamper record (the instructor's flag, read back here):
-# its descriptors' kinds, what standard input holds, and whether the relay's output pipe can be opened.
+# What a cell finds of the process it runs in, sent out as a tamper record (the instructor's flag,
+# read back here): its descriptors' kinds, what standard input holds, and whether the relay's output
+# pipe can be opened.
 PROBE = """
 import json, os
 kinds = {}
@@ -54,10 +62,14 @@ except OSError as e:
 sock = [int(fd) for fd, kind in kinds.items() if kind == 'socket']
 note = json.dumps({"check": "*", "rule": "PROBE " + json.dumps({"fds": kinds, "stdin": stdin, "relay": relay})})
 os.write(sock[0], b"w%d\\n" % len(note) + note.encode())
-"""
-# A frame written before any check is asked: every check of the notebook, with right values for softmax (the
-# reference's) and an error elsewhere; then it waits for hidden inputs that would come on standard input.
-FORGER = f"LEAK = {LEAK!r}\n" + PROBE + """
+"""  # noqa: E501
+# A frame written before any check is asked: every check of the notebook, with right values for
+# softmax (the reference's) and an error elsewhere; then it waits for hidden inputs that would come
+# on standard input.
+FORGER = (
+    f"LEAK = {LEAK!r}\n"
+    + PROBE
+    + """
 import torch
 from autograde.inside.codec import decode
 from course_lib.checks.engine import Outcome
@@ -72,21 +84,24 @@ for name in ("softmax", "softmax_hidden", "log_softmax"):
 data = json.dumps(forged).encode()
 os.write(sock[0], b"%d\\n" % len(data) + data)
 """
+)
 
 
 def _probe(verdict) -> dict:
     import json
+
     found = [t for t in verdict.tamper_reports if "PROBE " in t]
     assert found, verdict.tamper_reports
     return json.loads(found[0].split("PROBE ", 1)[1])
 
 
 def _run(cell: str):
+    import nbformat
+
     from autograde.course import Course
     from autograde.grade import _model_file, _Slot
     from autograde.intake import intake
     from autograde.verify import rules_of, verify_notebook
-    import nbformat
 
     course = Course()
     source = course.source_notebooks(A)[0]
@@ -94,12 +109,25 @@ def _run(cell: str):
     nb = nbformat.reads(_submission({}), as_version=4)
     nb.cells.insert(1, nbformat.v4.new_code_cell(cell))
     notebook = nbformat.writes(nb)
-    got = intake(notebook.encode(), course.release_notebook(A, A).read_text(), A, {}, rules=rules_of(course, source))
+    got = intake(
+        notebook.encode(),
+        course.release_notebook(A, A).read_text(),
+        A,
+        {},
+        rules=rules_of(course, source),
+    )
     assert got.status == "ok", got.detail
     slot = _Slot()
     try:
-        verdict = verify_notebook(course, source, got.notebook, slot=slot.n, model_file=_model_file(),
-                                  step_timeout=60, rule_failures=got.rule_failures)
+        verdict = verify_notebook(
+            course,
+            source,
+            got.notebook,
+            slot=slot.n,
+            model_file=_model_file(),
+            step_timeout=60,
+            rule_failures=got.rule_failures,
+        )
     finally:
         slot.release()
     return got, verdict
@@ -111,30 +139,40 @@ def test_the_answers_process_holds_none_of_the_graders_pipes_and_a_forged_frame_
     got, verdict = _run(FORGER)
     assert verdict.error is None, (verdict.error, verdict.stderr_tail[-500:])
     probe = _probe(verdict)
-    # what the process said is the instructor's (tamper_reports), never the flag's text (a row's detail, which
-    # Gradescope shows the student: threat model, white-box red team 20, A4)
+    # what the process said is the instructor's (tamper_reports), never the flag's text (a row's
+    # detail, which Gradescope shows the student: threat model, white-box red team 20, A4)
     assert not any("PROBE" in t for t in verdict.tampered), verdict.tampered
-    # standard input and output are /dev/null; standard error is the only pipe (the instructor's details), the
-    # relay's socket the only channel; the relay's own descriptors are out of reach
+    # standard input and output are /dev/null; standard error is the only pipe (the instructor's
+    # details), the relay's socket the only channel; the relay's own descriptors are out of reach
     assert probe["fds"].get("0") == probe["fds"].get("1") == "/dev/null", probe
-    assert sorted(kind for kind in probe["fds"].values() if kind in ("pipe", "socket")) == ["pipe", "socket"], probe
+    assert sorted(kind for kind in probe["fds"].values() if kind in ("pipe", "socket")) == [
+        "pipe",
+        "socket",
+    ], probe
     assert probe["stdin"] == "read 0 bytes" and probe["relay"] == "PermissionError", probe
-    # the forged frame was the reply to the first check asked, and unreadable as its outcomes; no cell passes
+    # the forged frame was the reply to the first check asked, and unreadable as its outcomes; no
+    # cell passes
     assert not any(verdict.cells.values()), verdict.cells
     lines = verdict.messages["softmax"].splitlines()
     stub = "softmax is not answered: its definition still only raises NotImplementedError"
     assert stub in lines and f"softmax: {TAMPER_MESSAGE}" in lines, lines
     # the forger's text (descriptors) fails every check of the notebook by itself, too
-    assert all(any(r.startswith("your notebook reaches into") for r in found) for found in got.rule_failures.values())
-    shown = "\n".join([m for n, m in verdict.messages.items() if n not in verdict.hidden]
-                      + list(verdict.public.values()))
+    assert all(
+        any(r.startswith("your notebook reaches into") for r in found)
+        for found in got.rule_failures.values()
+    )
+    shown = "\n".join(
+        [m for n, m in verdict.messages.items() if n not in verdict.hidden]
+        + list(verdict.public.values())
+    )
     assert verdict.public and "PROBE" not in shown, shown[-2000:]
     assert not any(LEAK in m for n, m in verdict.messages.items() if n in verdict.hidden)
 
 
 def test_a_broken_frame_ends_the_asking_not_the_run_and_its_text_reaches_no_page():
-    """A white-box red team announced a 21-digit frame length that encoded what it had read: the Rejected message
-    quoted it on every cell of its page. The relay now stops asking and the grader writes a fixed text."""
+    """A white-box red team announced a 21-digit frame length that encoded what it had read: the
+    Rejected message quoted it on every cell of its page. The relay now stops asking and the grader
+    writes a fixed text."""
     from autograde.inside.relay import RELAY_DEAD
 
     secret = 123456789012345678
@@ -169,11 +207,11 @@ SOFTMAX_LATE = """def softmax(logits):
 
 
 def test_which_checks_sent_late_records_reaches_the_instructor_only():
-    """White-box red team 21 (B7): the condition named the visible checks whose records came after the hidden
-    inputs were sent, a set the answers' process chooses while holding them (a bit per name), and the condition's
-    text is the row's detail in grades.csv and Gradescope's output. Now the condition is a fixed text; the names
-    are in tamper_reports (the instructor's details). Here softmax's answer sends a new record at every call,
-    during its hidden check too."""
+    """White-box red team 21 (B7): the condition named the visible checks whose records came after
+    the hidden inputs were sent, a set the answers' process chooses while holding them (a bit per
+    name), and the condition's text is the row's detail in grades.csv and Gradescope's output. Now
+    the condition is a fixed text; the names are in tamper_reports (the instructor's details). Here
+    softmax's answer sends a new record at every call, during its hidden check too."""
     import nbformat
 
     from autograde.course import Course
@@ -185,21 +223,34 @@ def test_which_checks_sent_late_records_reaches_the_instructor_only():
     source = course.source_notebooks(A)[0]
     nb = nbformat.reads(_submission({"softmax": SOFTMAX_LATE}), as_version=4)
     nb.cells.insert(1, nbformat.v4.new_code_cell(LATE))
-    got = intake(nbformat.writes(nb).encode(), course.release_notebook(A, A).read_text(), A, {},
-                 rules=rules_of(course, source))
+    got = intake(
+        nbformat.writes(nb).encode(),
+        course.release_notebook(A, A).read_text(),
+        A,
+        {},
+        rules=rules_of(course, source),
+    )
     slot = _Slot()
     try:
-        verdict = verify_notebook(course, source, got.notebook, slot=slot.n, model_file=_model_file(),
-                                  step_timeout=60, rule_failures=got.rule_failures)
+        verdict = verify_notebook(
+            course,
+            source,
+            got.notebook,
+            slot=slot.n,
+            model_file=_model_file(),
+            step_timeout=60,
+            rule_failures=got.rule_failures,
+        )
     finally:
         slot.release()
     assert any("came after the hidden inputs" in t for t in verdict.tampered), verdict.tampered
     assert not any("softmax" in t for t in verdict.tampered), verdict.tampered
-    assert any(t.startswith("visible checks with late records: softmax") for t in verdict.tamper_reports), \
-        verdict.tamper_reports
+    assert any(
+        t.startswith("visible checks with late records: softmax") for t in verdict.tamper_reports
+    ), verdict.tamper_reports
 
 
-MONITOR = '''import io
+MONITOR = """import io
 import time
 
 import tqdm
@@ -230,28 +281,33 @@ def _wait(x):
 
 def softmax(logits):
     return _wait(logits)
-'''
+"""
 
 
 def test_a_library_thread_that_runs_the_notebooks_code_fails_the_rule_bearing_checks():
-    """White-box red team 21 (B8): tqdm's monitor thread calls a subclass's display(), which ran torch.softmax for
-    an answer that only waits; no name trick, and the monitor idled in tqdm's frames when the check began, so
-    the thread was taken for the library's. Now the verification starts no thread of its own (tqdm's monitor is
-    off) and any other live thread fails the checks of an exercise with rules. Control: without the subclass's
-    monitor (an honest bar) softmax passes."""
+    """White-box red team 21 (B8): tqdm's monitor thread calls a subclass's display(), which ran
+    torch.softmax for an answer that only waits; no name trick, and the monitor idled in tqdm's
+    frames when the check began, so the thread was taken for the library's. Now the verification
+    starts no thread of its own (tqdm's monitor is off) and any other live thread fails the checks
+    of an exercise with rules. Control: without the subclass's monitor (an honest bar) softmax
+    passes."""
     from autograde.tests.test_watch_record import _verify
 
     verdict = _verify({"softmax": MONITOR})
     assert verdict.error is None, verdict.error
-    assert "a thread or process your notebook started" in verdict.messages.get("softmax", ""), verdict.messages
+    assert "a thread or process your notebook started" in verdict.messages.get("softmax", ""), (
+        verdict.messages
+    )
     honest = MONITOR.replace("    monitor_interval = 0.02\n", "").replace(
-        "    return _wait(logits)", "    e = (logits - logits.amax(-1, keepdim=True)).exp()\n"
-        "    return e / e.sum(-1, keepdim=True)")
+        "    return _wait(logits)",
+        "    e = (logits - logits.amax(-1, keepdim=True)).exp()\n"
+        "    return e / e.sum(-1, keepdim=True)",
+    )
     verdict = _verify({"softmax": honest})
     assert "softmax" not in verdict.messages, verdict.messages.get("softmax")
 
 
-SHADOW = '''import sys
+SHADOW = """import sys
 
 open("statistics.py", "w").write("def softmax(x):\\n    e = x.exp()\\n    return e / e.sum(-1, keepdim=True)\\n")
 sys.path.insert(0, "")
@@ -260,23 +316,25 @@ import statistics
 
 def softmax(logits):
     return statistics.softmax(logits)
-'''
+"""  # noqa: E501
 
 
 def test_a_module_the_notebook_writes_and_imports_is_refused_by_reading_and_reported():
-    """White-box red team 21 (B9): a cell wrote statistics.py (an allowed module's name) into its folder, put the
-    folder back on sys.path and imported it: code no reading sees. The reading refuses sys.path (test_scan.py's
-    REACHING_IN: every check fails); here, the answers' process also reports a module imported from its own
-    folder (the instructor's details)."""
+    """White-box red team 21 (B9): a cell wrote statistics.py (an allowed module's name) into its
+    folder, put the folder back on sys.path and imported it: code no reading sees. The reading
+    refuses sys.path (test_scan.py's REACHING_IN: every check fails); here, the answers' process
+    also reports a module imported from its own folder (the instructor's details)."""
     from autograde.tests.test_watch_record import _verify
 
     verdict = _verify({"softmax": SHADOW})
     assert verdict.error is None, verdict.error
-    assert any("imported from the notebook's own folder (statistics.py)" in t for t in verdict.tamper_reports), \
-        verdict.tamper_reports
+    assert any(
+        "imported from the notebook's own folder (statistics.py)" in t
+        for t in verdict.tamper_reports
+    ), verdict.tamper_reports
 
 
-FORKED = '''import os
+FORKED = """import os
 import time
 
 _r, _w = os.pipe()
@@ -290,17 +348,19 @@ if hasattr(os, "fork"):
 def softmax(logits):
     e = (logits - logits.amax(-1, keepdim=True)).exp()
     return e / e.sum(-1, keepdim=True)
-'''
+"""
 
 
 def test_a_process_the_notebook_forked_fails_the_rule_bearing_checks():
-    """White-box red team 21 (B12): a worker forked at cell time (os.forkpty, names no list had) computed
-    torch.softmax for an answer that only moved bits through pipes. The reading now allows only the os names
-    answers use (test_scan.py); at run time, a child process of the answers' process fails every check of an
-    exercise with rules, as a thread does. Here the child only sleeps and the answer is right: still refused."""
+    """White-box red team 21 (B12): a worker forked at cell time (os.forkpty, names no list had)
+    computed torch.softmax for an answer that only moved bits through pipes. The reading now allows
+    only the os names answers use (test_scan.py); at run time, a child process of the answers'
+    process fails every check of an exercise with rules, as a thread does. Here the child only
+    sleeps and the answer is right: still refused."""
     from autograde.tests.test_watch_record import _verify
 
     verdict = _verify({"softmax": FORKED})
     assert verdict.error is None, verdict.error
-    assert "a thread or process your notebook started (process " in verdict.messages.get("softmax", ""), \
-        verdict.messages
+    assert "a thread or process your notebook started (process " in verdict.messages.get(
+        "softmax", ""
+    ), verdict.messages

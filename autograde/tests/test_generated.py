@@ -1,4 +1,5 @@
-"""Generated hidden cases (autograde.generated): stored, complete, deterministic, inside what the texts allow."""
+"""Generated hidden cases (autograde.generated): stored, complete, deterministic, inside what the
+texts allow."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def test_every_declared_check_has_its_cases_stored_and_in_its_check():
     registry = Course().hidden_registry()
     for check, (assignment, strategy, count) in declared.items():
         stored = generated.cases(assignment, check)
-        assert len(stored) == count, f"{check}: {len(stored)} stored, {count} declared (run release)"
+        assert len(stored) == count, (
+            f"{check}: {len(stored)} stored, {count} declared (run release)"
+        )
         labels = [c.label for c in registry.get(check).cases()]
         assert sum(label.startswith("generated ") for label in labels) == count, check
 
@@ -47,9 +50,13 @@ def test_stored_inputs_stay_inside_what_the_text_allows(check):
         for x in case.args:
             if isinstance(x, torch.Tensor) and x.is_floating_point():
                 assert not torch.isnan(x).any()
-                assert torch.isfinite(x).reshape(-1, x.shape[-1]).any(-1).all(), "a row of -inf only"
+                assert torch.isfinite(x).reshape(-1, x.shape[-1]).any(-1).all(), (
+                    "a row of -inf only"
+                )
                 if strategy not in ("greedy_call", "top_k_call"):
-                    assert x.dtype in (torch.float32, torch.float64), "half precision where the text asks none"
+                    assert x.dtype in (torch.float32, torch.float64), (
+                        "half precision where the text asks none"
+                    )
         if strategy == "entropy_call":
             p = case.args[0].double()
             assert (p >= 0).all() and torch.allclose(p.sum(-1), torch.ones(()).double(), atol=1e-5)

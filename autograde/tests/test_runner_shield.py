@@ -1,6 +1,6 @@
-"""The runner (autograde.inside.runner) shares its uid with the student's kernel: it makes itself not dumpable, so the
-kernel cannot ptrace it, write its memory through /proc or take its report pipe (an attack did all three: threat
-model, "Tried blind")."""
+"""The runner (autograde.inside.runner) shares its uid with the student's kernel: it makes itself
+not dumpable, so the kernel cannot ptrace it, write its memory through /proc or take its report pipe
+(an attack did all three: threat model, "Tried blind")."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def _open_mem_of_a_sibling(shield: bool) -> bool:
     a = os.fork()
     if a == 0:
         os.setresuid(UID, UID, UID)
-        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # as after an exec: dumpable (a uid change had cleared it)
+        # as after an exec: dumpable (a uid change had cleared it)
+        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)
         if shield:
             not_dumpable()
         os.write(w, b"x")
@@ -44,5 +45,6 @@ def _open_mem_of_a_sibling(shield: bool) -> bool:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become two processes of another uid")
 def test_a_process_of_the_same_uid_cannot_open_the_runners_memory():
-    assert _open_mem_of_a_sibling(shield=False)      # the control: an ordinary process of the same uid can
-    assert not _open_mem_of_a_sibling(shield=True)   # the runner, shielded, cannot be opened
+    # the control: an ordinary process of the same uid can
+    assert _open_mem_of_a_sibling(shield=False)
+    assert not _open_mem_of_a_sibling(shield=True)  # the runner, shielded, cannot be opened

@@ -1,10 +1,15 @@
 """Issue 34, part 5: the similarity report finds planted copies and leaves honest work alone.
 
-The class answers two exercises of 03_sampling (top_p_filter, distinct_n) in the real released notebook:
-- h1..h5: independent honest answers written by hand in five styles (sort+scatter, argsort+gather+where, a
-  per-row Python loop, a cutoff value, NumPy; a set, a Counter of zips, a list, a comprehension, itertools);
-- c1 copies h1 with every name changed; c2 copies h1 with independent lines reordered and other names;
-- r1, r2 both paste the reference solution (given to nobody, but what an honest student may converge on):
+The class answers two exercises of 03_sampling (top_p_filter, distinct_n) in the real released
+notebook:
+- h1..h5: independent honest answers written by hand in five styles (sort+scatter,
+argsort+gather+where, a
+  per-row Python loop, a cutoff value, NumPy; a set, a Counter of zips, a list, a comprehension,
+  itertools);
+- c1 copies h1 with every name changed; c2 copies h1 with independent lines reordered and other
+names;
+- r1, r2 both paste the reference solution (given to nobody, but what an honest student may converge
+on):
   boilerplate, so their pair must not rank with the copies;
 - u hands in the untouched notebook (nothing but given code).
 Truth is the construction: the three pairs among {h1, c1, c2} are copies, every other pair is not.
@@ -27,11 +32,16 @@ from autograde.spreadsheet import uncell
 pytest.importorskip("copydetect")
 
 A = "03_sampling"
-SIG = {"top_p_filter": "def top_p_filter(logits: torch.Tensor, p: float, min_tokens_to_keep: int = 1) -> torch.Tensor:\n"
-                       '    """Keep the smallest set of most likely tokens whose probability reaches p (Holtzman et al. '
-                       '2020)."""\n',
-       "distinct_n": "def distinct_n(sequences: list[list[int]], n: int) -> float:\n"
-                     '    """Distinct n-grams / all n-grams, pooled over sequences (n-grams never cross sequences)."""\n'}
+SIG = {
+    "top_p_filter": "def top_p_filter(logits: torch.Tensor, p: float, min_tokens_to_keep: int = "
+    "1) -> torch.Tensor:\n"
+    '    """Keep the smallest set of most likely tokens whose probability reaches p (Holtzman et '
+    "al. "
+    '2020)."""\n',
+    "distinct_n": "def distinct_n(sequences: list[list[int]], n: int) -> float:\n"
+    '    """Distinct n-grams / all n-grams, pooled over sequences (n-grams never cross '
+    'sequences)."""\n',
+}
 
 TOP_P = {
     "h1": """\
@@ -185,15 +195,25 @@ COPIES = {("c1", "c2"), ("c1", "h1"), ("c2", "h1")}
 
 def _reference(gid: str) -> str:
     nb = json.loads((REPO / "solutions" / A / f"{A}.ipynb").read_text())
-    src = next("".join(c["source"]) for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == gid)
+    src = next(
+        "".join(c["source"])
+        for c in nb["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == gid
+    )
     return "\n".join(line for line in src.splitlines() if "### " not in line) + "\n"
 
 
 def _class(root: Path) -> Path:
-    """SUBMISSIONS/<student>/03_sampling/03_sampling.ipynb: the released notebook with the students' answers."""
+    """SUBMISSIONS/<student>/03_sampling/03_sampling.ipynb: the released notebook with the students'
+    answers."""
     released = json.loads((REPO / "notebooks" / A / f"{A}.ipynb").read_text())
-    answers = {s: {"top_p_filter": SIG["top_p_filter"] + TOP_P[s], "distinct_n": SIG["distinct_n"] + DISTINCT[s]}
-               for s in TOP_P}
+    answers = {
+        s: {
+            "top_p_filter": SIG["top_p_filter"] + TOP_P[s],
+            "distinct_n": SIG["distinct_n"] + DISTINCT[s],
+        }
+        for s in TOP_P
+    }
     for s in ("r1", "r2"):
         answers[s] = {gid: _reference(gid) for gid in SIG}
     answers["u"] = {}
@@ -211,7 +231,10 @@ def _class(root: Path) -> Path:
 
 def _pairs(dest: Path) -> dict[tuple[str, str], float]:
     with open(dest / "similarity.csv", newline="", encoding="utf-8") as f:
-        return {(uncell(r["student_a"]), uncell(r["student_b"])): float(r["similarity"]) for r in csv.DictReader(f)}
+        return {
+            (uncell(r["student_a"]), uncell(r["student_b"])): float(r["similarity"])
+            for r in csv.DictReader(f)
+        }
 
 
 @pytest.fixture(scope="module")
@@ -226,12 +249,16 @@ def test_planted_copies_rank_above_every_honest_pair(report):
     assert COPIES <= set(pairs), pairs
     honest = {k: v for k, v in pairs.items() if k not in COPIES}
     lowest_copy = min(pairs[k] for k in COPIES)
-    assert lowest_copy > max(honest.values(), default=0.0), (lowest_copy, sorted(honest.items(), key=lambda kv: -kv[1])[:3])
-    assert lowest_copy >= 0.5          # a copy shares at least half its fingerprinted code
+    assert lowest_copy > max(honest.values(), default=0.0), (
+        lowest_copy,
+        sorted(honest.items(), key=lambda kv: -kv[1])[:3],
+    )
+    assert lowest_copy >= 0.5  # a copy shares at least half its fingerprinted code
 
 
 def test_reference_solution_and_given_code_are_not_shared_code(report):
-    """Two students who both wrote the reference solution, or handed in the given code, share nothing countable."""
+    """Two students who both wrote the reference solution, or handed in the given code, share
+    nothing countable."""
     pairs = _pairs(report)
     assert pairs.get(("r1", "r2"), 0.0) < 0.2
     assert not any("u" in k for k in pairs)
@@ -242,12 +269,25 @@ def test_page_marks_shared_code_and_escapes(report, tmp_path):
     assert "<mark>" in page and "No grade is changed" in page
     evil = tmp_path / "subs" / "<b>x" / A
     evil.mkdir(parents=True)
-    (evil / f"{A}.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source":
-                                                            DISTINCT["h1"] + "# </pre><script>alert(1)</script>"}]}))
+    (evil / f"{A}.ipynb").write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "metadata": {},
+                        "source": DISTINCT["h1"] + "# </pre><script>alert(1)</script>",
+                    }
+                ]
+            }
+        )
+    )
     (tmp_path / "subs" / "other" / A).mkdir(parents=True)
-    (tmp_path / "subs" / "other" / A / f"{A}.ipynb").write_text(json.dumps(
-        {"cells": [{"cell_type": "code", "metadata": {}, "source": DISTINCT["c1"]}]}))
-    (tmp_path / "subs" / "other" / "<i>a").mkdir()     # an assignment folder's name is the student's too
+    (tmp_path / "subs" / "other" / A / f"{A}.ipynb").write_text(
+        json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source": DISTINCT["c1"]}]})
+    )
+    # an assignment folder's name is the student's too
+    (tmp_path / "subs" / "other" / "<i>a").mkdir()
     write_similarity(tmp_path / "subs", tmp_path / "rep")
     page = (tmp_path / "rep" / "similarity.html").read_text()
     assert "<script>" not in page and "<b>x" not in page and "&lt;b&gt;x" in page
@@ -261,8 +301,15 @@ def test_command_line_and_unknown_assignment_warning(tmp_path, capsys):
     subs = tmp_path / "subs"
     for student, code in (("a", DISTINCT["h1"]), ("b", DISTINCT["c2"])):
         (subs / student / "99_unknown").mkdir(parents=True)
-        (subs / student / "99_unknown" / "x.ipynb").write_text(json.dumps(
-            {"cells": [{"cell_type": "code", "metadata": {}, "source": SIG["distinct_n"] + code}]}))
+        (subs / student / "99_unknown" / "x.ipynb").write_text(
+            json.dumps(
+                {
+                    "cells": [
+                        {"cell_type": "code", "metadata": {}, "source": SIG["distinct_n"] + code}
+                    ]
+                }
+            )
+        )
     assert main(["similarity", str(subs), str(tmp_path / "rep")]) == 0
     printed = capsys.readouterr().out
     assert "99_unknown: not an assignment of" in printed and "similarity.html" in printed

@@ -1,11 +1,11 @@
 """Where concurrent grading runs share their sandbox slots (`autograde.grade._slot_folder`).
 
-Guarantee (docs/threat-model.md): no local user can make the grader follow a link or take a lock it placed. A
-second blind red team planted `N.lock` links in a shared /tmp/autograde-slots before root graded, and root's
-grader emptied the file a link pointed to; the same folder, made by root, turned every student of a non-root
-instructor into `error`. Now the folder is per user (root: /run), must be a real directory that only that user
-owns and can write, and lock files are opened without following links; otherwise the grader refuses in one line
-before writing anything.
+Guarantee (docs/threat-model.md): no local user can make the grader follow a link or take a lock it
+placed. A second blind red team planted `N.lock` links in a shared /tmp/autograde-slots before root
+graded, and root's grader emptied the file a link pointed to; the same folder, made by root, turned
+every student of a non-root instructor into `error`. Now the folder is per user (root: /run), must
+be a real directory that only that user owns and can write, and lock files are opened without
+following links; otherwise the grader refuses in one line before writing anything.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ def test_a_link_a_foreign_folder_or_an_open_folder_is_refused_and_nothing_is_fol
     cases = {}
     base = tmp_path / "link"
     base.mkdir()
-    (base / name).symlink_to(planted)           # the folder itself is a link
+    (base / name).symlink_to(planted)  # the folder itself is a link
     cases["link"] = base
     base = tmp_path / "open"
     (base / name).mkdir(parents=True)
-    os.chmod(base / name, 0o777)                # anyone may plant in it
+    os.chmod(base / name, 0o777)  # anyone may plant in it
     cases["open"] = base
     if os.geteuid() == 0:
         base = tmp_path / "foreign"
@@ -65,6 +65,7 @@ def test_a_link_a_foreign_folder_or_an_open_folder_is_refused_and_nothing_is_fol
 
 def test_slots_are_exclusive_between_holders(tmp_path, monkeypatch):
     import autograde.grade as g
+
     monkeypatch.setattr(g, "_slot_folder", lambda base=None: _slot_folder(tmp_path))
     a, b = _Slot(), _Slot()
     try:
@@ -85,23 +86,47 @@ def test_a_non_root_grader_with_a_planted_slot_folder_is_refused_in_one_line(tmp
     tmp.mkdir()
     os.chmod(tmp, 0o1777)
     (tmp / f"autograde-slots-{unprivileged.UID}").mkdir()  # made by root: not nobody's
-    env = {"HOME": str(home), "TMPDIR": str(tmp), "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin",
-           "PYTHONPATH": str(REPO)}
+    env = {
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+    }
     try:
-        r = subprocess.run(unprivileged.command([sys.executable, "-m", "autograde", "grade", str(tmp_path),
-                                                 "--out", str(home / "o")], env), capture_output=True, text=True,
-                           timeout=120)
+        r = subprocess.run(
+            unprivileged.command(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograde",
+                    "grade",
+                    str(tmp_path),
+                    "--out",
+                    str(home / "o"),
+                ],
+                env,
+            ),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 2, r.stderr
-        assert r.stderr.count("\n") == 1 and "cannot grade safely" in r.stderr and "autograde-slots" in r.stderr, r.stderr
+        assert (
+            r.stderr.count("\n") == 1
+            and "cannot grade safely" in r.stderr
+            and "autograde-slots" in r.stderr
+        ), r.stderr
         assert "Traceback" not in r.stderr and not (home / "o").exists()
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
 
 def test_folder_names_reach_the_terminal_without_control_characters():
-    """A student folder named with escape sequences cleared the instructor's screen, and one with a newline
-    printed a forged progress line (a red team did). The progress lines show such characters as \\xNN."""
+    """A student folder named with escape sequences cleared the instructor's screen, and one with a
+    newline printed a forged progress line (a red team did). The progress lines show such characters
+    as \\xNN."""
     from autograde.grade import shown
+
     name = "x\x1b[2J\x1b[31mred\nvictim/02: graded 26/26\r"
     out = shown(name)
     assert out.isprintable() and "\n" not in out and "\x1b" not in out
@@ -113,12 +138,16 @@ def test_a_folder_without_a_notebook_says_what_it_holds(tmp_path):
     """Near misses (`.IPYNB`, a zip, a notebook one folder down) all read 'no notebook found': the
     detail now names what is there, so the instructor (or the student) can rename it."""
     from autograde.grade import Job, _holds
+
     d = tmp_path / "s1" / "02_logits_softmax"
     (d / "nested").mkdir(parents=True)
     (d / "02_logits_softmax.IPYNB").write_text("{}")
     (d / "work.zip").write_bytes(b"PK")
     text = _holds(Job("s1", "02_logits_softmax", d))
-    assert "02_logits_softmax.IPYNB, nested/, work.zip" in text and "reads 02_logits_softmax.ipynb" in text
+    assert (
+        "02_logits_softmax.IPYNB, nested/, work.zip" in text
+        and "reads 02_logits_softmax.ipynb" in text
+    )
     (tmp_path / "empty").mkdir()
     assert _holds(Job("s2", "02_logits_softmax", tmp_path / "empty")) == " (the folder is empty)"
     assert _holds(Job("s3", "02_logits_softmax", tmp_path / "absent")) == ""

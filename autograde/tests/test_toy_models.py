@@ -1,5 +1,6 @@
-"""The toy models that hold an exercise's rule (no autograd, one pass, a bounded loop) by refusing a call cannot be
-stepped around (white-box red team 22, C5): the refusal is the only way to their logits."""
+"""The toy models that hold an exercise's rule (no autograd, one pass, a bounded loop) by refusing a
+call cannot be stepped around (white-box red team 22, C5): the refusal is the only way to their
+logits."""
 
 from __future__ import annotations
 
@@ -39,11 +40,15 @@ def test_a_guard_model_refuses_and_nothing_else_reaches_its_logits(name):
     # red team 22's route: the parent class's forward, without the refusal
     with pytest.raises(NotImplementedError):
         super(type(model), model).forward(torch.tensor([[1]]))
-    # no attribute, parameter or buffer holds the table: only an empty anchor for the device and dtype
+    # no attribute, parameter or buffer holds the table: only an empty anchor for the device and
+    # dtype
     held = [v for v in vars(model).values() if isinstance(v, torch.Tensor)]
     held += [p for p in model.parameters()] + [b for b in model.buffers()]
     assert all(t.numel() == 0 for t in held), [t.shape for t in held]
-    assert next(model.parameters()).device.type == "cpu" and next(model.parameters()).dtype == torch.float32
+    assert (
+        next(model.parameters()).device.type == "cpu"
+        and next(model.parameters()).dtype == torch.float32
+    )
 
 
 def test_a_guard_model_answers_a_call_that_keeps_its_rule():

@@ -1,12 +1,14 @@
-"""Twins of visible checks (autograde/hidden/_twins.py): the published cases in disguise, judged outside the kernel.
+"""Twins of visible checks (autograde/hidden/_twins.py): the published cases in disguise, judged
+outside the kernel.
 
-Guarantee: a visible check's points need an answer whose results follow from its inputs. A red team looked up
-the published visible cases and computed something cruder elsewhere (the overflowing softmax, log of it, p·log p
-with NaN at 0; a period-1-only find_cycle): those crude formulas pass over half of the hidden cases, so the
-memorised guard (tests/test_memorised.py) let the looked-up visible points stand (5/26 on 02, 2/24 on 05). A
-twin repeats each visible case with the vocabulary permuted (or the ids renamed), which changes a correct answer
-only by that renaming; `autograde.verify` fails the visible check when its twin fails. The disguise keeps each
-case's point (ties, -inf entries, extremes, shapes, dtypes), proven here as exact inverses, and every honest
+Guarantee: a visible check's points need an answer whose results follow from its inputs. A red team
+looked up the published visible cases and computed something cruder elsewhere (the overflowing
+softmax, log of it, p·log p with NaN at 0; a period-1-only find_cycle): those crude formulas pass
+over half of the hidden cases, so the memorised guard (tests/test_memorised.py) let the looked-up
+visible points stand (5/26 on 02, 2/24 on 05). A twin repeats each visible case with the vocabulary
+permuted (or the ids renamed), which changes a correct answer only by that renaming;
+`autograde.verify` fails the visible check when its twin fails. The disguise keeps each case's point
+(ties, -inf entries, extremes, shapes, dtypes), proven here as exact inverses, and every honest
 answer we have (the references, 129 correct alternatives, in `selfcheck`) passes the twins.
 """
 
@@ -19,14 +21,27 @@ from autograde.course import Course
 from autograde.hidden._twins import SUFFIX
 from course_lib.checks.engine import Case, evaluate
 
-
 IDS = {"find_cycle", "repetition_rate", "distinct_n", "ends_in_loop"}
-OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}  # see _twins
-EXTENDED = {"ban_repeated_ngrams", "presence_frequency_penalty", "repetition_penalty",  # extend=True (pad for 2)
-            "penalize_repeats"}  # (03: extend only)
-GROWN = {"softmax": "copy", "log_softmax": "copy", "probs_at_temperature": "copy", "entropy": "split",
-         "apply_temperature": "copy", "greedy": "copy", "top_k_filter": "copy",
-         "top_p_filter": "zeros", "min_p_filter": "zeros"}
+# see _twins
+OWN_DISGUISE = {"causal_attention", "embedding_layer", "attend_with_cache", "generate_loop"}
+# extend=True (pad for 2)
+EXTENDED = {
+    "ban_repeated_ngrams",
+    "presence_frequency_penalty",
+    "repetition_penalty",
+    "penalize_repeats",
+}  # (03: extend only)
+GROWN = {
+    "softmax": "copy",
+    "log_softmax": "copy",
+    "probs_at_temperature": "copy",
+    "entropy": "split",
+    "apply_temperature": "copy",
+    "greedy": "copy",
+    "top_k_filter": "copy",
+    "top_p_filter": "zeros",
+    "min_p_filter": "zeros",
+}
 
 
 def _twins():
@@ -51,16 +66,35 @@ def _written(visible_check, skip_raises=True):
 
 def test_every_graded_exercise_of_02_03_05_on_tensors_or_ids_has_a_twin():
     names = {c.name.removesuffix(SUFFIX) for c, _ in _twins()}
-    assert {"softmax", "log_softmax", "entropy", "probs_at_temperature", "top_k_filter", "top_p_filter",
-            "min_p_filter", "sample", "sample_next", "find_cycle", "repetition_rate", "repetition_penalty",
-            "ban_repeated_ngrams", "presence_frequency_penalty", "distinct_n", "ends_in_loop", "greedy",
-            "apply_temperature", "penalize_repeats", "process_logits"} | OWN_DISGUISE <= names
+    assert {
+        "softmax",
+        "log_softmax",
+        "entropy",
+        "probs_at_temperature",
+        "top_k_filter",
+        "top_p_filter",
+        "min_p_filter",
+        "sample",
+        "sample_next",
+        "find_cycle",
+        "repetition_rate",
+        "repetition_penalty",
+        "ban_repeated_ngrams",
+        "presence_frequency_penalty",
+        "distinct_n",
+        "ends_in_loop",
+        "greedy",
+        "apply_temperature",
+        "penalize_repeats",
+        "process_logits",
+    } | OWN_DISGUISE <= names
 
 
 @pytest.mark.parametrize("name", sorted(c.name for c, _ in _twins()))
 def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
-    """Exact disguise: the vocabulary axis of every float tensor holds the same values in another order, shapes,
-    dtypes and -inf entries kept; ids are renamed one-to-one (same equality pattern); no twin equals its case."""
+    """Exact disguise: the vocabulary axis of every float tensor holds the same values in another
+    order, shapes, dtypes and -inf entries kept; ids are renamed one-to-one (same equality pattern);
+    no twin equals its case."""
     course = Course()
     twin = course.hidden_registry().get(name)
     visible = course.visible_registry().get(name.removesuffix(SUFFIX))
@@ -76,34 +110,61 @@ def test_a_twin_case_is_its_visible_case_renamed_and_nothing_else(name):
         if name.removesuffix(SUFFIX) in GROWN:
             changed += _is_grown_vocabulary(orig, case, GROWN[name.removesuffix(SUFFIX)])
             continue
-        if name.removesuffix(SUFFIX) in IDS:  # an id sequence may come as a 1-D tensor: compare it as a list
-            listed = lambda c: Case((c.args[0].tolist() if isinstance(c.args[0], torch.Tensor) else c.args[0],  # noqa: E731
-                                     *c.args[1:]), c.kwargs, c.label)
+        # an id sequence may come as a 1-D tensor: compare it as a list
+        if name.removesuffix(SUFFIX) in IDS:
+            listed = (
+                lambda c: Case(
+                    (
+                        c.args[0].tolist() if isinstance(c.args[0], torch.Tensor) else c.args[0],  # noqa: E731
+                        *c.args[1:],
+                    ),
+                    c.kwargs,
+                    c.label,
+                )
+            )
             orig, case = listed(orig), listed(case)
         a, b = _tensors((orig.args, orig.kwargs)), _tensors((case.args, case.kwargs))
         assert [(t.shape, t.dtype) for t in a] == [(t.shape, t.dtype) for t in b]
         for x, y in zip(a, b):
             if x.is_floating_point() and x.dim():
-                # the same values (a multiset), and for a vocabulary twin the same values in every row
-                assert torch.equal(torch.nan_to_num(x.reshape(-1).sort().values), torch.nan_to_num(y.reshape(-1).sort().values))
+                # the same values (a multiset), and for a vocabulary twin the same values in every
+                # row
+                assert torch.equal(
+                    torch.nan_to_num(x.reshape(-1).sort().values),
+                    torch.nan_to_num(y.reshape(-1).sort().values),
+                )
                 if name.removesuffix(SUFFIX) not in OWN_DISGUISE:
-                    assert torch.equal(torch.nan_to_num(x.sort(-1).values), torch.nan_to_num(y.sort(-1).values))
+                    assert torch.equal(
+                        torch.nan_to_num(x.sort(-1).values), torch.nan_to_num(y.sort(-1).values)
+                    )
             changed += not torch.equal(x, y)
         if not a:  # ids in lists: the same pattern of equal and unequal positions
             at = 1 if name == "generate_loop" + SUFFIX else 0  # generate_loop(model, prompts, ...)
-            flat = lambda v: [i for s in v for i in (flat(s) if isinstance(s, (list, tuple)) else [s])]  # noqa: E731
-            ids = lambda c: flat(c.args[at]) + flat(list(c.kwargs.get("stop_sequences", []))) + [c.kwargs.get("eos_id", -1)]  # noqa: E731
+            flat = lambda v: [
+                i for s in v for i in (flat(s) if isinstance(s, (list, tuple)) else [s])
+            ]  # noqa: E731
+            ids = lambda c: (
+                flat(c.args[at])
+                + flat(list(c.kwargs.get("stop_sequences", [])))
+                + [c.kwargs.get("eos_id", -1)]
+            )  # noqa: E731
             x, y = ids(orig), ids(case)
             if at == 0:  # each sequence is led by a few ids it never uses: compare its end
                 seqs = lambda v: [v] if not v or not isinstance(v[0], (list, tuple)) else list(v)  # noqa: E731
-                lead = [len(b) - len(a) for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))]
+                lead = [
+                    len(b) - len(a)
+                    for a, b in zip(seqs(list(orig.args[0])), seqs(list(case.args[0])))
+                ]
                 assert lead and all(1 <= k <= 4 for k in lead) and len(set(lead)) == 1, lead
-                rest = flat([list(s)[lead[0]:] for s in seqs(list(case.args[0]))])
-                assert not set(list(seqs(list(case.args[0]))[0])[:lead[0]]) & set(rest)  # ids the sequence never uses
+                rest = flat([list(s)[lead[0] :] for s in seqs(list(case.args[0]))])
+                # ids the sequence never uses
+                assert not set(list(seqs(list(case.args[0]))[0])[: lead[0]]) & set(rest)
                 y = rest + [case.kwargs.get("eos_id", -1)]
-                x = x[:len(y) - 1] + [x[-1]]
-            assert len(x) == len(y) and [[i == j for j in x] for i in x] == [[i == j for j in y] for i in y]
-            assert orig.args[:at] + orig.args[at + 1:] == case.args[:at] + case.args[at + 1:]
+                x = x[: len(y) - 1] + [x[-1]]
+            assert len(x) == len(y) and [[i == j for j in x] for i in x] == [
+                [i == j for j in y] for i in y
+            ]
+            assert orig.args[:at] + orig.args[at + 1 :] == case.args[:at] + case.args[at + 1 :]
             assert set(orig.kwargs) == set(case.kwargs)
             changed += x != y
     assert changed >= len(cases) // 2, "most twins equal their visible case: no disguise"
@@ -114,37 +175,46 @@ def _pattern(seq: list) -> list[list[bool]]:
 
 
 def _splits(orig: list, twin: list):
-    """Every way to read the twin sequence as a lead (k in 1..4 ids) and a filler (P ids after position q of the
-    body) around a body with the original's pattern of equal and unequal ids, the cut ids distinct and absent
-    from the body: yields (body, (k, q, P)). Distinct ids make several readings possible; callers pick by values."""
+    """Every way to read the twin sequence as a lead (k in 1..4 ids) and a filler (P ids after
+    position q of the body) around a body with the original's pattern of equal and unequal ids, the
+    cut ids distinct and absent from the body: yields (body, (k, q, P)). Distinct ids make several
+    readings possible; callers pick by values."""
     d = len(twin) - len(orig)
     for k in range(1, 5):
         n_pad = d - k
         if n_pad < 0 or (n_pad and not orig):
             continue
-        for q in (range(1, max(2, len(orig))) if n_pad else [len(orig)]):
-            body = twin[k:k + q] + twin[k + q + n_pad:]
-            cut = twin[:k] + twin[k + q:k + q + n_pad]
-            if (len(set(cut)) == len(cut) and not set(cut) & set(body) and len(body) == len(orig)
-                    and _pattern(body) == _pattern(orig)):
+        for q in range(1, max(2, len(orig))) if n_pad else [len(orig)]:
+            body = twin[k : k + q] + twin[k + q + n_pad :]
+            cut = twin[:k] + twin[k + q : k + q + n_pad]
+            if (
+                len(set(cut)) == len(cut)
+                and not set(cut) & set(body)
+                and len(body) == len(orig)
+                and _pattern(body) == _pattern(orig)
+            ):
                 yield body, (k, q, n_pad)
 
 
 def _columns(x: torch.Tensor) -> list[tuple]:
     """Each vocabulary column of x (all leading axes flattened) as a hashable tuple."""
-    flat = torch.nan_to_num(x.detach().double().reshape(-1, x.shape[-1]), posinf=1e308, neginf=-1e308)
+    flat = torch.nan_to_num(
+        x.detach().double().reshape(-1, x.shape[-1]), posinf=1e308, neginf=-1e308
+    )
     return [tuple(flat[:, j].tolist()) for j in range(x.shape[-1])]
 
 
 def _is_grown_vocabulary(orig: Case, case: Case, how: str) -> bool:
-    """A grown vocabulary twin without a history, inverted as multisets of columns (the renaming permutes them):
-    ``copy``: the original columns plus 1-4 copies of some of them; ``split``: 1-4 original columns replaced by
-    their halves, each half twice (halving is exact, so a distribution still sums to what it did)."""
+    """A grown vocabulary twin without a history, inverted as multisets of columns (the renaming
+    permutes them): ``copy``: the original columns plus 1-4 copies of some of them; ``split``: 1-4
+    original columns replaced by their halves, each half twice (halving is exact, so a distribution
+    still sums to what it did)."""
     from collections import Counter
 
     (xo, *rest_o), (xt, *rest_t) = orig.args, case.args
     assert rest_o == rest_t and xo.dtype == xt.dtype and set(orig.kwargs) == set(case.kwargs)
-    for key, a in orig.kwargs.items():  # an id history (process_logits's previous_ids) is led by unused ids
+    # an id history (process_logits's previous_ids) is led by unused ids
+    for key, a in orig.kwargs.items():
         b = case.kwargs[key]
         if isinstance(a, torch.Tensor):
             k = b.shape[-1] - a.shape[-1]
@@ -159,33 +229,53 @@ def _is_grown_vocabulary(orig: Case, case: Case, how: str) -> bool:
     co, ct = Counter(_columns(xo)), Counter(_columns(xt))
     if how == "copy":
         extra = ct - co
-        assert not co - ct and sum(extra.values()) == xt.shape[-1] - xo.shape[-1] and all(c in co for c in extra)
-    elif how == "zeros":  # -inf columns, or finite ones so far below each row's max that softmax gives exactly 0
+        assert (
+            not co - ct
+            and sum(extra.values()) == xt.shape[-1] - xo.shape[-1]
+            and all(c in co for c in extra)
+        )
+    # -inf columns, or finite ones so far below each row's max that softmax gives exactly 0
+    elif how == "zeros":
         extra = ct - co
         assert not co - ct and sum(extra.values()) == xt.shape[-1] - xo.shape[-1]
-        top = xo.double().masked_fill(~torch.isfinite(xo), float("-inf")).amax(-1).reshape(-1).tolist()
+        top = (
+            xo.double()
+            .masked_fill(~torch.isfinite(xo), float("-inf"))
+            .amax(-1)
+            .reshape(-1)
+            .tolist()
+        )
         for col in extra.elements():
-            assert all(v == -1e308 or t == float("-inf") or v <= t - 1e4 * max(1.0, abs(t)) for v, t in zip(col, top))
+            assert all(
+                v == -1e308 or t == float("-inf") or v <= t - 1e4 * max(1.0, abs(t))
+                for v, t in zip(col, top)
+            )
     else:
         halves = dict(zip(_columns(xo), _columns(xo / 2)))
-        missing = co - ct  # columns halved (a column equal to its half, all 0 or -inf, may be halved unseen)
+        # columns halved (a column equal to its half, all 0 or -inf, may be halved unseen)
+        missing = co - ct
         assert sum(missing.values()) <= 4
         want = co - missing
         for col in missing.elements():
             want[halves[col]] += 2
         extra = ct - want
-        assert not want - ct and all(halves[c] == c for c in extra), "not the original with columns halved"
+        assert not want - ct and all(halves[c] == c for c in extra), (
+            "not the original with columns halved"
+        )
         # the same total, to the rounding of a sum taken in another order
         ulp = torch.finfo(xo.dtype).eps * xt.shape[-1]
-        assert torch.allclose(xt.double().sum(-1), xo.double().sum(-1), rtol=0, atol=ulp, equal_nan=True)
+        assert torch.allclose(
+            xt.double().sum(-1), xo.double().sum(-1), rtol=0, atol=ulp, equal_nan=True
+        )
     return True
 
 
 def _is_extended_renaming(orig: Case, case: Case) -> bool:
-    """An extended vocabulary twin, inverted exactly: each history row is led by k in 1..4 ids it never uses and
-    holds P fresh ids after position q of its body (``_splits``; k = P = 0 where the case has a window), and a
-    renaming p of the original ids makes the logits agree, twin[..., p(i)] == orig[..., i] for every i, while
-    the added columns hold copies of values of the same row. Returns True (it always changes the case)."""
+    """An extended vocabulary twin, inverted exactly: each history row is led by k in 1..4 ids it
+    never uses and holds P fresh ids after position q of its body (``_splits``; k = P = 0 where the
+    case has a window), and a renaming p of the original ids makes the logits agree, twin[..., p(i)]
+    == orig[..., i] for every i, while the added columns hold copies of values of the same row.
+    Returns True (it always changes the case)."""
     lo, ho, *rest_o = orig.args
     lt, ht, *rest_t = case.args
     assert rest_o == rest_t and set(orig.kwargs) == set(case.kwargs)
@@ -202,20 +292,27 @@ def _is_extended_renaming(orig: Case, case: Case) -> bool:
     if windowed or listed:
         assert ht.shape == ho.shape
         return _renames_logits(lo, lt, rows_o, rows_t, [])
-    readings = set.intersection(*[{split for _, split in _splits(a, b)} for a, b in zip(rows_o, rows_t)])
+    readings = set.intersection(
+        *[{split for _, split in _splits(a, b)} for a, b in zip(rows_o, rows_t)]
+    )
     assert readings, "no common lead and filler explain the history"
     for k, q, n_pad in sorted(readings):
-        cut = [row[:k] + row[k + q:k + q + n_pad] for row in rows_t]
-        bodies = [row[k:k + q] + row[k + q + n_pad:] for row in rows_t]
+        cut = [row[:k] + row[k + q : k + q + n_pad] for row in rows_t]
+        bodies = [row[k : k + q] + row[k + q + n_pad :] for row in rows_t]
         pl = orig.kwargs.get("prompt_len")
-        if len({tuple(c) for c in cut}) != 1 or lt.shape[-1] - v < k + n_pad or (
-                pl is not None and case.kwargs["prompt_len"] != pl + k + (n_pad if q < pl else 0)):
+        if (
+            len({tuple(c) for c in cut}) != 1
+            or lt.shape[-1] - v < k + n_pad
+            or (pl is not None and case.kwargs["prompt_len"] != pl + k + (n_pad if q < pl else 0))
+        ):
             continue
         try:
             return _renames_logits(lo, lt, rows_o, bodies, cut[0])
         except AssertionError:
             continue
-    raise AssertionError(f"no reading of the history {sorted(readings)[:5]} makes the logits a renaming")
+    raise AssertionError(
+        f"no reading of the history {sorted(readings)[:5]} makes the logits a renaming"
+    )
 
 
 def _renames_logits(lo, lt, rows_o, bodies, new_ids) -> bool:
@@ -229,7 +326,11 @@ def _renames_logits(lo, lt, rows_o, bodies, new_ids) -> bool:
     free = [j for j in range(lt.shape[-1]) if j not in set(new_ids) | set(p.values())]
     for i in range(v):
         if i not in p:
-            j = next(j for j in free if torch.equal(torch.nan_to_num(lt[..., j]), torch.nan_to_num(lo[..., i])))
+            j = next(
+                j
+                for j in free
+                if torch.equal(torch.nan_to_num(lt[..., j]), torch.nan_to_num(lo[..., i]))
+            )
             free.remove(j)
             p[i] = j
     assert len(set(p.values())) == v
@@ -237,7 +338,10 @@ def _renames_logits(lo, lt, rows_o, bodies, new_ids) -> bool:
     assert torch.equal(torch.nan_to_num(lt[..., idx]), torch.nan_to_num(lo))
     added = [j for j in range(lt.shape[-1]) if j not in set(p.values())]
     for c in added:  # an added column repeats values the row already has
-        assert any(torch.equal(torch.nan_to_num(lt[..., c]), torch.nan_to_num(lo[..., i])) for i in range(v))
+        assert any(
+            torch.equal(torch.nan_to_num(lt[..., c]), torch.nan_to_num(lo[..., i]))
+            for i in range(v)
+        )
     return True
 
 
@@ -251,8 +355,13 @@ def _same_call(args, kwargs, a, k):
         return False
     for x, y in zip([*args, *kwargs.values()], [*a, *(k[n] for n in kwargs)]):
         if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
-            if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
-                    and x.dtype == y.dtype and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))):
+            if not (
+                isinstance(x, torch.Tensor)
+                and isinstance(y, torch.Tensor)
+                and x.shape == y.shape
+                and x.dtype == y.dtype
+                and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))
+            ):
                 return False
         elif x != y:
             return False
@@ -267,6 +376,7 @@ def _with_lookup(name, fallback):
             if _same_call(args, kwargs, a, k):
                 return expected.clone() if isinstance(expected, torch.Tensor) else expected
         return fallback(*args, **kwargs)
+
     return answer
 
 
@@ -295,14 +405,23 @@ def _period_one_cycle(ids, min_repeats=2, max_period=None):
     return (1, k) if ids and k >= min_repeats else (0, 0)
 
 
-@pytest.mark.parametrize("name, fallback", [
-    ("softmax", _naive_softmax), ("log_softmax", lambda x: torch.log(_naive_softmax(x))),
-    ("entropy", _naive_entropy), ("find_cycle", _period_one_cycle)])
-def test_red_team_10s_lookup_with_a_crude_fallback_passes_the_visible_check_and_fails_its_twin(name, fallback):
-    """The replay of the lookup attacks (threat model, "Visible points need an answer that computes"): in the kernel
-    the lookup passes; its twin fails, so outside it does not. Control: the crude formula alone fails the visible
-    check (the lookup is what passed it), and the memorised guard alone would have let it through (the crude formula
-    passes a third of the hidden cases)."""
+@pytest.mark.parametrize(
+    "name, fallback",
+    [
+        ("softmax", _naive_softmax),
+        ("log_softmax", lambda x: torch.log(_naive_softmax(x))),
+        ("entropy", _naive_entropy),
+        ("find_cycle", _period_one_cycle),
+    ],
+)
+def test_red_team_10s_lookup_with_a_crude_fallback_passes_the_visible_check_and_fails_its_twin(
+    name, fallback
+):
+    """The replay of the lookup attacks (threat model, "Visible points need an answer that
+    computes"): in the kernel the lookup passes; its twin fails, so outside it does not. Control:
+    the crude formula alone fails the visible check (the lookup is what passed it), and the
+    memorised guard alone would have let it through (the crude formula passes a third of the hidden
+    cases)."""
     answer = _with_lookup(name, fallback)
     assert _judge(name, "check", answer).passed
     assert not _judge(name, "check", fallback).passed
@@ -316,46 +435,64 @@ def _stable_softmax(x):
 
 def _entropy_by_hand(p):
     q = p.double()
-    terms = torch.where(q > 0, -q * torch.log(torch.where(q > 0, q, torch.ones_like(q))), torch.zeros_like(q))
+    terms = torch.where(
+        q > 0, -q * torch.log(torch.where(q > 0, q, torch.ones_like(q))), torch.zeros_like(q)
+    )
     return terms.sum(-1).to(p.dtype)
 
 
 def _cycle_by_hand(ids, min_repeats=2, max_period=50):
     ids = list(ids)
     for period in range(1, max_period + 1):
-        block, count = ids[len(ids) - period:], 0
-        while len(block) == period and ids[len(ids) - (count + 1) * period: len(ids) - count * period] == block:
+        block, count = ids[len(ids) - period :], 0
+        while (
+            len(block) == period
+            and ids[len(ids) - (count + 1) * period : len(ids) - count * period] == block
+        ):
             count += 1
         if count >= min_repeats:
             return (period, count)
     return (0, 0)
 
 
-@pytest.mark.parametrize("name, honest", [("softmax", _stable_softmax), ("entropy", _entropy_by_hand),
-                                          ("find_cycle", _cycle_by_hand)])
+@pytest.mark.parametrize(
+    "name, honest",
+    [("softmax", _stable_softmax), ("entropy", _entropy_by_hand), ("find_cycle", _cycle_by_hand)],
+)
 def test_an_honest_answer_written_apart_from_the_reference_passes_the_twin(name, honest):
     if not _judge(name, "check", honest).passed:
-        pytest.fail(f"control: the honest {name} must pass its visible check:\n{_judge(name, 'check', honest).message}")
-    assert _judge(name + SUFFIX, "twin", honest).passed, _judge(name + SUFFIX, "twin", honest).message
+        pytest.fail(
+            f"control: the honest {name} must pass its visible "
+            f"check:\n{_judge(name, 'check', honest).message}"
+        )
+    assert _judge(name + SUFFIX, "twin", honest).passed, _judge(
+        name + SUFFIX, "twin", honest
+    ).message
 
 
 def test_a_sampler_twin_moves_the_stated_distribution_with_the_tokens():
     twin = Course().hidden_registry().get("sample" + SUFFIX)
     for case in twin.cases():
         probs, expected = case.args[0], case.expected
-        assert isinstance(expected, torch.Tensor) and torch.equal(probs.double(), expected.double()), case.label
+        assert isinstance(expected, torch.Tensor) and torch.equal(
+            probs.double(), expected.double()
+        ), case.label
 
 
 def test_the_attention_and_embedding_disguises_change_a_correct_answer_only_by_the_renaming():
-    """Exact effect, against an oracle that is not the reference: the textbook formula on the disguised inputs,
-    with the renaming undone, equals it on the original inputs (to rounding: the sums run in another order)."""
+    """Exact effect, against an oracle that is not the reference: the textbook formula on the
+    disguised inputs, with the renaming undone, equals it on the original inputs (to rounding: the
+    sums run in another order)."""
     import random
 
     from autograde.hidden._twins import attention_features, embedding_rows
 
     def attention(q, k, v):
-        w = torch.softmax((q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
-                          + torch.full((q.shape[-2], k.shape[-2]), float("-inf")).triu(1), dim=-1)
+        w = torch.softmax(
+            (q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
+            + torch.full((q.shape[-2], k.shape[-2]), float("-inf")).triu(1),
+            dim=-1,
+        )
         return w @ v
 
     g = torch.Generator().manual_seed(0)
@@ -376,46 +513,65 @@ def test_the_attention_and_embedding_disguises_change_a_correct_answer_only_by_t
 
 
 def test_red_team_11s_lookup_keyed_on_ids_renamed_by_first_appearance_fails_the_twin():
-    """A find_cycle table (a red team's) keyed on the ids renamed in order of first appearance, which a renaming
-    alone leaves unchanged (2/24 unflagged). The twin also leads each sequence with ids it never uses."""
+    """A find_cycle table (a red team's) keyed on the ids renamed in order of first appearance,
+    which a renaming alone leaves unchanged (2/24 unflagged). The twin also leads each sequence with
+    ids it never uses."""
+
     def canonical(ids):
         names: dict = {}
         return tuple(names.setdefault(int(i), len(names)) for i in ids)
 
-    published = {(canonical(a[0]), tuple(sorted(k.items()))): e for a, k, e in _published("find_cycle")
-                 if isinstance(e, tuple) and len(e) == 2}  # the written cases (a derived one repeats a call)
+    published = {
+        (canonical(a[0]), tuple(sorted(k.items()))): e
+        for a, k, e in _published("find_cycle")
+        # the written cases (a derived one repeats a call)
+        if isinstance(e, tuple) and len(e) == 2
+    }
 
     def answer(ids, max_period=50, min_repeats=2):
-        key = (canonical(ids), tuple(sorted({**({"max_period": max_period} if max_period != 50 else {}),
-                                             **({"min_repeats": min_repeats} if min_repeats != 2 else {})}.items())))
+        key = (
+            canonical(ids),
+            tuple(
+                sorted(
+                    {
+                        **({"max_period": max_period} if max_period != 50 else {}),
+                        **({"min_repeats": min_repeats} if min_repeats != 2 else {}),
+                    }.items()
+                )
+            ),
+        )
         if key in published:
             return tuple(int(v) for v in published[key])
         return _period_one_cycle(ids, min_repeats)
 
     assert _judge("find_cycle", "check", answer).passed
-    assert not _judge("find_cycle", "check", _period_one_cycle).passed  # control: the table earned the pass
+    # control: the table earned the pass
+    assert not _judge("find_cycle", "check", _period_one_cycle).passed
     assert not _judge("find_cycle" + SUFFIX, "twin", answer).passed
 
 
 def _ban_last_match_only(logits, ids, n):
-    """A partial ban: only the n-gram whose prefix occurred most recently (a red team's fallback)."""
+    """A partial ban: only the n-gram whose prefix occurred most recently (a red team's
+    fallback)."""
     if n < 1:
         raise ValueError("n must be >= 1")
     out = logits.clone()
     for b in range(ids.shape[0]):
         row = [int(i) for i in ids[b].tolist()]
-        pre = row[len(row) - n + 1:] if n > 1 else []
+        pre = row[len(row) - n + 1 :] if n > 1 else []
         for i in range(len(row) - n, -1, -1):
-            if row[i:i + n - 1] == pre:
+            if row[i : i + n - 1] == pre:
                 out[b, row[i + n - 1]] = float("-inf")
                 break
     return out
 
 
 def test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin():
-    """A ban_repeated_ngrams table (a red team's) keyed on the history renamed by first appearance, mapped the
-    published bans back through that naming, and fell back to a partial ban (3/24 unflagged against a twin that
-    only permuted the vocabulary). The extended twin leads the history with ids it never used, so the key differs."""
+    """A ban_repeated_ngrams table (a red team's) keyed on the history renamed by first appearance,
+    mapped the published bans back through that naming, and fell back to a partial ban (3/24
+    unflagged against a twin that only permuted the vocabulary). The extended twin leads the history
+    with ids it never used, so the key differs."""
+
     def canonical(row):
         names: dict = {}
         return tuple(names.setdefault(i, len(names)) for i in row), names
@@ -424,7 +580,12 @@ def test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin():
     for (logits, ids, n, *_), kwargs, expected in _published("ban_repeated_ngrams"):
         for b in range(ids.shape[0]):
             key, names = canonical([int(i) for i in ids[b].tolist()])
-            banned = ((expected[b] == float("-inf")) & (logits[b] != float("-inf"))).nonzero().reshape(-1).tolist()
+            banned = (
+                ((expected[b] == float("-inf")) & (logits[b] != float("-inf")))
+                .nonzero()
+                .reshape(-1)
+                .tolist()
+            )
             if all(t in names for t in banned):  # a ban is of an id the history holds
                 table[(key, n)] = [names[t] for t in banned]
 
@@ -440,24 +601,34 @@ def test_red_team_11s_canonical_lookup_of_a_history_fails_the_extended_twin():
         return out
 
     assert table, "no published case to key on"
-    assert _judge("ban_repeated_ngrams", "check", answer).passed, _judge("ban_repeated_ngrams", "check", answer).message
-    assert not _judge("ban_repeated_ngrams", "check", _ban_last_match_only).passed  # control: the table earned it
+    assert _judge("ban_repeated_ngrams", "check", answer).passed, _judge(
+        "ban_repeated_ngrams", "check", answer
+    ).message
+    # control: the table earned it
+    assert not _judge("ban_repeated_ngrams", "check", _ban_last_match_only).passed
     assert not _judge("ban_repeated_ngrams" + SUFFIX, "twin", answer).passed
 
 
 def _sorted_key_lookup(name, fallback):
-    """A lookup (a red team's): each row keyed on its sorted values minus its max, which a permutation of the
-    vocabulary does not change; the published answer read back through the same sort."""
+    """A lookup (a red team's): each row keyed on its sorted values minus its max, which a
+    permutation of the vocabulary does not change; the published answer read back through the same
+    sort."""
     table = {}
     for args, kwargs, expected in _published(name):
         x, rest = args[0], args[1:]
-        if not isinstance(expected, torch.Tensor) or kwargs or x.dim() == 0 or x.device.type != "cpu":
+        if (
+            not isinstance(expected, torch.Tensor)
+            or kwargs
+            or x.dim() == 0
+            or x.device.type != "cpu"
+        ):
             continue  # a derived case (called twice, on meta) repeats a written one
         rows, outs = x.reshape(-1, x.shape[-1]), expected.reshape(-1, x.shape[-1])
         for r, o in zip(rows, outs):
             order = torch.argsort(r, stable=True)
             key = (tuple((r[order] - r.max()).tolist()), str(x.dtype), repr(rest))
-            table.setdefault(key, o[order])  # two cases on one input: the first (exact) one, not a rounded table
+            # two cases on one input: the first (exact) one, not a rounded table
+            table.setdefault(key, o[order])
 
     def answer(x, *rest):
         out = fallback(x, *rest)
@@ -468,6 +639,7 @@ def _sorted_key_lookup(name, fallback):
             if hit is not None:
                 res[i, order] = hit.to(res.dtype)
         return res.reshape(out.shape)
+
     return answer
 
 
@@ -477,12 +649,14 @@ def _naive_temperature(x, T):
     return _naive_softmax(x / T) if T > 0 else _naive_softmax(x / 1e-10)
 
 
-@pytest.mark.parametrize("name, fallback", [("softmax", _naive_softmax), ("probs_at_temperature", _naive_temperature)])
+@pytest.mark.parametrize(
+    "name, fallback", [("softmax", _naive_softmax), ("probs_at_temperature", _naive_temperature)]
+)
 def test_red_team_12s_lookup_keyed_on_sorted_values_fails_the_grown_twin(name, fallback):
-    """A table (a red team's: 7/26 unflagged on 02) keyed on each row's sorted values minus its max survives any
-    permutation of the vocabulary. The twin also grows the vocabulary by copied columns, which changes every
-    key. Controls: the lookup passes the visible check (the naive formula alone does not), and a twin that only
-    permutes, as before, lets it through."""
+    """A table (a red team's: 7/26 unflagged on 02) keyed on each row's sorted values minus its max
+    survives any permutation of the vocabulary. The twin also grows the vocabulary by copied
+    columns, which changes every key. Controls: the lookup passes the visible check (the naive
+    formula alone does not), and a twin that only permutes, as before, lets it through."""
     from autograde.hidden._twins import twin
 
     answer = _sorted_key_lookup(name, fallback)
@@ -497,56 +671,71 @@ def test_red_team_12s_lookup_keyed_on_sorted_values_fails_the_grown_twin(name, f
 
 
 def _recent_only(fn, w):
-    """A partial answer: the history cut to its last w ids (w just past the farthest visible case, as a red team
-    cut it)."""
+    """A partial answer: the history cut to its last w ids (w just past the farthest visible case,
+    as a red team cut it)."""
+
     def answer(logits, ids, *rest, **kw):
         return fn(logits, ids[..., -w:] if ids.shape[-1] > w else ids, *rest, **kw)
+
     return answer
 
 
 def _reference_of(assignment, exercise):
     from autograde.references import reference_namespace
+
     course = Course()
     nb = next(p for p in course.source_notebooks(assignment) if f"def {exercise}(" in p.read_text())
     return reference_namespace(course, nb)[exercise]
 
 
 def _short_histories(name):
-    """The visible check of ``name`` without the cases whose history is longer than 400 ids (issue 35's cost cases
-    look 8000 ids back, so they alone now catch that cut; the twin must catch it without them)."""
+    """The visible check of ``name`` without the cases whose history is longer than 400 ids (issue
+    35's cost cases look 8000 ids back, so they alone now catch that cut; the twin must catch it
+    without them)."""
     import dataclasses
 
     chk = Course().visible_registry().get(name)
     written = getattr(chk.cases, "__wrapped_cases__", chk.cases)
-    return dataclasses.replace(chk, cases=lambda: [c for c in written() if c.args[1].shape[-1] <= 400])
+    return dataclasses.replace(
+        chk, cases=lambda: [c for c in written() if c.args[1].shape[-1] <= 400]
+    )
 
 
 @pytest.mark.parametrize("name", ["presence_frequency_penalty", "repetition_penalty"])
 def test_red_team_12s_recent_history_answer_fails_the_padded_twin(name):
-    """A red team cut each history to the last W ids, W the smallest that passes the visible check (8-28), and
-    kept every visible point of 05 (10/24, unflagged): the twin's lead sits at the start, so a cut from the end
-    never reached it. The padded twin puts 60-120 fresh ids inside the history."""
+    """A red team cut each history to the last W ids, W the smallest that passes the visible check
+    (8-28), and kept every visible point of 05 (10/24, unflagged): the twin's lead sits at the
+    start, so a cut from the end never reached it. The padded twin puts 60-120 fresh ids inside the
+    history."""
     ref = _reference_of("05_debugging_generation", name)
     short = _short_histories(name)
 
     def passes(chk, fn):
         return evaluate(chk, fn, None, raise_on_fail=False, quiet=True).passed
+
     w = next(w for w in range(1, 400) if passes(short, _recent_only(ref, w)))
     answer = _recent_only(ref, w)
     assert w > 1 and not passes(short, _recent_only(ref, w - 1))  # control: w is the smallest
     assert not _judge(name + SUFFIX, "twin", answer).passed
-    if name == "presence_frequency_penalty":                      # and the visible check itself now sees it
+    # and the visible check itself now sees it
+    if name == "presence_frequency_penalty":
         assert not _judge(name, "check", answer).passed
 
 
 def _cut_rate(w):
     """repetition_rate that looks back only w n-grams."""
+
     def answer(ids, n=4):
         seq = list(ids.tolist() if isinstance(ids, torch.Tensor) else ids)
         if n < 1:
             raise ValueError("n must be >= 1")
-        grams = [tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)]
-        return sum(g in grams[max(0, i - w):i] for i, g in enumerate(grams)) / len(grams) if grams else 0.0
+        grams = [tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)]
+        return (
+            sum(g in grams[max(0, i - w) : i] for i, g in enumerate(grams)) / len(grams)
+            if grams
+            else 0.0
+        )
+
     return answer
 
 
@@ -555,21 +744,32 @@ def _cut_ban(w):
     return _recent_only(_reference_of("05_debugging_generation", "ban_repeated_ngrams"), w)
 
 
-@pytest.mark.parametrize("name, cut", [("repetition_rate", _cut_rate), ("ban_repeated_ngrams", _cut_ban)])
+@pytest.mark.parametrize(
+    "name, cut", [("repetition_rate", _cut_rate), ("ban_repeated_ngrams", _cut_ban)]
+)
 def test_a_look_back_cut_must_reach_300_ids_back_to_pass_the_visible_check(name, cut):
-    """For the n-gram exercises the twin cannot put fresh ids inside the history (they break and make n-grams:
-    an honest answer was flagged), so the visible check itself asks for a long look-back: the smallest cut
-    that passes it reaches 300 ids back, and it still fails the hidden check (a repeat 2000 back). The red team's
-    cuts were 22 and 28."""
-    w = next(w for w in (1, 2, 4, 8, 16, 22, 28, 64, 128, 256, 290, 300, 301, 302, 303, 304, 400) if _judge(name, "check", cut(w)).passed)
+    """For the n-gram exercises the twin cannot put fresh ids inside the history (they break and
+    make n-grams: an honest answer was flagged), so the visible check itself asks for a long
+    look-back: the smallest cut that passes it reaches 300 ids back, and it still fails the hidden
+    check (a repeat 2000 back). The red team's cuts were 22 and 28."""
+    w = next(
+        w
+        for w in (1, 2, 4, 8, 16, 22, 28, 64, 128, 256, 290, 300, 301, 302, 303, 304, 400)
+        if _judge(name, "check", cut(w)).passed
+    )
     assert w >= 290, w
     assert not _judge(name + "_hidden", "hidden", cut(w)).passed
 
 
 def _notes_top_p(logits, top_p, min_tokens_to_keep=1):
-    """The notes' rule, keep j while the mass before it is <= p: wrong only where a prefix sums to exactly p."""
-    if not 0 <= top_p <= 1 or isinstance(min_tokens_to_keep, bool) or not isinstance(min_tokens_to_keep, int) \
-            or min_tokens_to_keep < 1:
+    """The notes' rule, keep j while the mass before it is <= p: wrong only where a prefix sums to
+    exactly p."""
+    if (
+        not 0 <= top_p <= 1
+        or isinstance(min_tokens_to_keep, bool)
+        or not isinstance(min_tokens_to_keep, int)
+        or min_tokens_to_keep < 1
+    ):
         raise ValueError("top_p must be in [0, 1] and min_tokens_to_keep a positive int")
     probs = torch.softmax(logits.float(), dim=-1)
     sp, order = probs.sort(dim=-1, descending=True, stable=True)
@@ -579,11 +779,12 @@ def _notes_top_p(logits, top_p, min_tokens_to_keep=1):
 
 
 def test_red_team_13s_rounded_probability_lookup_fails_the_zero_column_twin():
-    """A top-p (a red team's: 19/40 against 14/40 on 03, unflagged) keyed on each row's sorted probabilities rounded
-    to 4 places, with the notes' rule (wrong only at exact ties with p) behind it; a permutation leaves the key
-    alone. The twin adds columns of probability exactly 0 (-inf, or finite far below the max), which moves no
-    sum, so no new tie with p appears, and changes the key. Controls: the notes' rule alone fails the visible
-    check; a permutation-only twin lets the lookup through."""
+    """A top-p (a red team's: 19/40 against 14/40 on 03, unflagged) keyed on each row's sorted
+    probabilities rounded to 4 places, with the notes' rule (wrong only at exact ties with p) behind
+    it; a permutation leaves the key alone. The twin adds columns of probability exactly 0 (-inf, or
+    finite far below the max), which moves no sum, so no new tie with p appears, and changes the
+    key. Controls: the notes' rule alone fails the visible check; a permutation-only twin lets the
+    lookup through."""
     from autograde.hidden._twins import twin
 
     def key(row, top_p, m):
@@ -611,7 +812,9 @@ def test_red_team_13s_rounded_probability_lookup_fails_the_zero_column_twin():
                 res[i] = r.masked_fill(~keep, float("-inf"))
         return res.reshape(out.shape)
 
-    assert _judge("top_p_filter", "check", answer).passed, _judge("top_p_filter", "check", answer).message
+    assert _judge("top_p_filter", "check", answer).passed, _judge(
+        "top_p_filter", "check", answer
+    ).message
     assert not _judge("top_p_filter", "check", _notes_top_p).passed
     assert not _judge("top_p_filter" + SUFFIX, "twin", answer).passed
     permuted_only = twin(Course().visible_registry().get("top_p_filter"), "vocab")

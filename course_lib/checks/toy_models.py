@@ -1,9 +1,10 @@
-"""Toy models that refuse a call breaking an exercise's rule (no autograd, one pass, a bounded loop): the
-checks hand them to an answer in place of SmolLM2.
+"""Toy models that refuse a call breaking an exercise's rule (no autograd, one pass, a bounded
+loop): the checks hand them to an answer in place of SmolLM2.
 
-Their logits live only inside the function that refuses: no attribute holds the table and no parent class has a
-forward of its own, so an answer cannot step around the refusal (white-box red team 22, C5: ``super(type(model),
-model).forward(idx)`` and ``model.table[idx]`` reached the table of a subclass whose guard sat in ``forward``)."""
+Their logits live only inside the function that refuses: no attribute holds the table and no parent
+class has a forward of its own, so an answer cannot step around the refusal (white-box red team 22,
+C5: ``super(type(model), model).forward(idx)`` and ``model.table[idx]`` reached the table of a
+subclass whose guard sat in ``forward``)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import torch
 
 
 class RefusingTableLM(torch.nn.Module):
-    """`model(idx)[b, t] = table[idx[b, t]]` (B, T) -> float32 logits (B, T, V), unless ``refuse(idx)`` names a
-    broken rule: then a RuntimeError with that sentence."""
+    """`model(idx)[b, t] = table[idx[b, t]]` (B, T) -> float32 logits (B, T, V), unless
+    ``refuse(idx)`` names a broken rule: then a RuntimeError with that sentence."""
 
     def __init__(self, table: torch.Tensor, refuse: Callable[[torch.Tensor], str | None]):
         super().__init__()

@@ -1,5 +1,5 @@
-"""The visible checks' machinery ("check my work"): every notebook's checks are there, and the table tells an
-untouched exercise, a missing one and a wrong one apart. Under a second after the imports.
+"""The visible checks' machinery ("check my work"): every notebook's checks are there, and the table
+tells an untouched exercise, a missing one and a wrong one apart. Under a second after the imports.
 
 (No test here can hold a right answer: this folder ships to students.)
 """
@@ -18,22 +18,34 @@ ASSIGNMENTS = sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir(
 
 
 def test_the_course_has_five_notebooks():
-    assert ASSIGNMENTS == ["01_pipeline_trace", "02_logits_softmax", "03_sampling", "04_generation_loop",
-                           "05_debugging_generation"]
+    assert ASSIGNMENTS == [
+        "01_pipeline_trace",
+        "02_logits_softmax",
+        "03_sampling",
+        "04_generation_loop",
+        "05_debugging_generation",
+    ]
 
 
 def check_my_work_cells(assignment: str) -> list[str]:
-    nb = json.loads((ROOT / "notebooks" / assignment / f"{assignment}.ipynb").read_text(encoding="utf-8"))
-    return [c["source"] for c in nb["cells"] if c["cell_type"] == "code" and "check_all(" in c["source"]]
+    nb = json.loads(
+        (ROOT / "notebooks" / assignment / f"{assignment}.ipynb").read_text(encoding="utf-8")
+    )
+    return [
+        c["source"] for c in nb["cells"] if c["cell_type"] == "code" and "check_all(" in c["source"]
+    ]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_notebook_checks_its_own_exercises(assignment):
-    assert [f'check_all(globals(), "{assignment}")' in src for src in check_my_work_cells(assignment)] == [True]
+    assert [
+        f'check_all(globals(), "{assignment}")' in src for src in check_my_work_cells(assignment)
+    ] == [True]
     exercises = {c.exercise for c in visible_checks(assignment)}
     assert exercises
     nb = (ROOT / "notebooks" / assignment / f"{assignment}.ipynb").read_text(encoding="utf-8")
-    for name in exercises:                      # each checked function is an exercise of that notebook
+    # each checked function is an exercise of that notebook
+    for name in exercises:
         assert f"def {name}(" in nb, name
 
 
