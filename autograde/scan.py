@@ -544,6 +544,7 @@ HIDING_IMPORTS = {
 # is): what the course's answers, alternatives, bug zoo and blind corpora import, and the course's
 # own public modules. Attributes of these that resolve names or evaluate strings are refused one by
 # one (NAME_MAKERS, REGISTRIES, TRACING, STRING_EVALUATORS).
+ABSENT_IMPORTS = ("pandas", "scipy", "seaborn", "sklearn", "plotly", "polars", "statsmodels")
 ALLOWED_IMPORTS = {
     "torch",
     "numpy",
@@ -600,6 +601,11 @@ ALLOWED_IMPORTS = {
     "html",
     "glob",
     "logging",
+    # data and plotting packages a student reaches for while exploring (a table, an entropy, a plot
+    # theme), NOT installed where notebooks are graded: the import fails in the kernel and reaches
+    # nothing (test_scan holds them absent; a notebook that writes one is refused as any module it
+    # writes is). Refused, they zeroed an honest notebook (white-box red team 24, F1)
+    *ABSENT_IMPORTS,
 }
 # what evaluates a string as code or looks an object up by a dotted name, inside the allowed modules
 STRING_EVALUATORS = {
@@ -995,6 +1001,13 @@ TENSOR_HOOKS = {
     "as_subclass",
     "_make_subclass",
     "_make_wrapper_subclass",
+    # numpy's: a ufunc or array function hands itself to an argument's hook, so a module-level call
+    # `np.logaddexp(obj, 0)` that the text reading allows (a call, not a keeping) would give the
+    # notebook the forbidden routine under no name (white-box red team 24, E1)
+    "__array_ufunc__",
+    "__array_function__",
+    "__array_wrap__",
+    "__array_prepare__",
 }
 
 
@@ -1239,6 +1252,16 @@ class _Reading:
                 and node.name in TENSOR_HOOKS
             ):
                 self.add(node, f"defines {node.name} (a tensor that runs code whenever it is used)")
+            # the same hooks bound without a def (`__array_ufunc__ = f` in a class body) or by
+            # name (`setattr(C, "__array_ufunc__", f)`, `type("C", (), {...})`)
+            elif isinstance(node, ast.Name) and node.id in TENSOR_HOOKS:
+                self.add(node, f"binds {node.id} (a tensor that runs code whenever it is used)")
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value in TENSOR_HOOKS
+            ):
+                self.add(node, f"names {node.value} (a tensor that runs code whenever it is used)")
         return sorted(set(self.out))
 
     def magic(self, node: ast.AST) -> None:

@@ -495,6 +495,8 @@ CHECKS = [
         forbidden=(
             "torch.nn.functional.scaled_dot_product_attention",
             "torch.nn.MultiheadAttention",
+            # what nn.MultiheadAttention.forward runs (white-box red team 24, E2)
+            "torch.nn.functional.multi_head_attention_forward",
         ),
         compare=attention_out(rtol=1e-4, atol=1e-5),
     ),

@@ -33,6 +33,7 @@ ASSIGNMENT = "01_pipeline_trace"
 ATTENTION_FORBIDDEN = (
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.MultiheadAttention",
+    "torch.nn.functional.multi_head_attention_forward",
 )
 
 _TEXTS = [

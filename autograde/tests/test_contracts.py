@@ -1028,3 +1028,36 @@ def test_an_object_a_forbidden_class_made_is_read_wherever_the_answer_can_reach_
     ]
     for cell in selftests:
         assert notebook_violations([cell, honest], "attend", rules) == [], cell
+
+
+def test_attention_by_multiheadattentions_own_functional_breaks_the_attention_rules():
+    """White-box red team 24 (E2): `nn.MultiheadAttention.forward` delegates to
+    `F.multi_head_attention_forward`, whose slow path (need_weights=True) no run-time watch names;
+    01's and 04's attention checks list it. Truth: the attack computes attention with it (the red
+    team's 22/28, the honest score). Control: the written-out attention reads clean."""
+    from autograde.hidden import generation_loop as h04
+    from autograde.hidden import pipeline_trace as h01
+    from course_lib.checks import pipeline_trace as v01
+
+    attack = (
+        "import torch\n"
+        "def causal_attention(q, k, v):\n"
+        "    T, d = q.shape[-2], q.shape[-1]\n"
+        "    mask = torch.ones(T, T, dtype=torch.bool).triu(1)\n"
+        "    _, w = torch.nn.functional.multi_head_attention_forward(q, k, v, d, 1, None, None,\n"
+        "        None, None, False, 0.0, None, None, need_weights=True, attn_mask=mask)\n"
+        "    return w @ v\n"
+    )
+    honest = (
+        "import math, torch\n"
+        "def causal_attention(q, k, v):\n"
+        "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+        "    T = s.shape[-1]\n"
+        "    s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float('-inf'))\n"
+        "    return s.softmax(-1) @ v\n"
+    )
+    visible = next(c for c in v01.CHECKS if c.name == "causal_attention").forbidden
+    hidden04 = next(c for c in h04.CHECKS if c.name == "attend_with_cache_hidden").forbidden
+    for rules in (visible, h01.ATTENTION_FORBIDDEN, hidden04):
+        assert notebook_violations([attack], "causal_attention", list(rules)), rules
+        assert notebook_violations([honest], "causal_attention", list(rules)) == [], rules

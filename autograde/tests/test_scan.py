@@ -273,6 +273,14 @@ REACHING_IN = [
     "args=(), kwargs=None):\n"
     "        return func(*args)",
     "def softmax(x):\n    return x.clone().as_subclass(K)",
+    # white-box red team 24 (E1): numpy hands a ufunc to an argument's __array_ufunc__, so a
+    # module-level self-test call gave a class the forbidden routine; bound without a def or by name
+    "class _Tap:\n    def __array_ufunc__(self, ufunc, method, *a, **k):\n        _Tap.op = ufunc\n"
+    "        return 0.0\nnp.logaddexp(_Tap(), 0.0)",
+    "class _Tap:\n    __array_ufunc__ = _grab",
+    "setattr(_Tap, '__array_function__', _grab)",
+    "T = type('T', (), {'__array_wrap__': _grab})",
+    "class L(torch.Tensor):\n    __torch_function__ = classmethod(_grab)",
     # B12: a process forked under another name, fed through descriptors under other names
     "import os\npid, fd = os.forkpty()",
     "import os\nos.eventfd_write(w, 1)",
@@ -291,6 +299,11 @@ REACHING_IN_ACROSS_CELLS = [
     ("import sys as s", "s.settrace(None)"),
 ]
 HONEST = [
+    # white-box red team 24 (F1): exploration imports of data and plotting packages the grading
+    # environment does not have (they fail in the kernel; test_the_absent_imports_are_absent)
+    "import pandas as pd\ndf = pd.DataFrame({'token': [1, 2]})\ndf",
+    "from scipy.stats import entropy\nprint(entropy([0.5, 0.5]))",
+    "try:\n    import seaborn as sns\n    sns.set_theme()\nexcept ImportError:\n    pass",
     # white-box red team 22's fairness findings: a docstring line starting with "run" (IPython's
     # automagic applies to one-line cells only: C3), and a student's own self-test against torch's
     # softmax with torch.testing (C6)
@@ -686,3 +699,14 @@ def test_an_endless_recursion_costs_the_verification_no_more_than_its_cell():
     finally:
         sys.setrecursionlimit(depth)
         InteractiveShell.clear_instance()
+
+
+def test_the_absent_imports_are_absent_where_notebooks_are_graded():
+    """scan.ABSENT_IMPORTS are allowed because importing them fails in the grading kernel (white-box
+    red team 24, F1): were one installed, its code would run unread, so this fails until it is
+    reviewed and moved to the allowed list or taken off."""
+    import importlib.util
+
+    from autograde.scan import ABSENT_IMPORTS
+
+    assert [m for m in ABSENT_IMPORTS if importlib.util.find_spec(m) is not None] == []

@@ -663,6 +663,8 @@ CHECKS = [
         forbidden=(
             "torch.nn.functional.scaled_dot_product_attention",
             "torch.nn.MultiheadAttention",
+            # what nn.MultiheadAttention.forward runs (white-box red team 24, E2)
+            "torch.nn.functional.multi_head_attention_forward",
         ),
         hint="print the shape after each of the three steps (scores must be [..., T, T]): is the "
         "mask applied "
