@@ -64,9 +64,9 @@ ITEMS_CAP = 200  # outputs kept per cell
 # 311,000 values (one check's outcomes). Both caps leave room for a wrong answer's bigger outputs
 # and bound the grader's memory per parse.
 VALUES_CAP = 1_000_000  # JSON values (and object keys) in one document from a sandbox
-# in one verification message, its strings' contents counted: every outcomes
+# in one verification message, its strings' contents counted: every outcomes document it holds
+# together (honest max 975,000: 03's hidden checks)
 MESSAGE_VALUES_CAP = 4_000_000
-# document it holds together (honest max 975,000: 03's hidden checks)
 
 
 # ------------------------------------------------------------------------------------------- files

@@ -172,8 +172,8 @@ def _merge_records(main, out: Path, records: list[dict]) -> None:
     for r in records:
         if not SAFE_ID.match(r["student"]):
             # not a student id (`invalid_name`): never graded, never in a gradebook (and a name that
-            continue
             # is not UTF-8, a white-box red team's folder, cannot even be looked up there)
+            continue
         src = out / "gradebooks" / r["student"] / f"{r['assignment']}.db"
         # nothing graded (missing, invalid, wall-clock limit): drop an older result
         if not src.exists():

@@ -55,8 +55,8 @@ class Entry:
     file: str  # the submitted file's own name
     late: bool = False
     # Moodle: the zip member's time, ISO 8601 UTC (Canvas's zip holds none: deadlines.py);
-    submitted_at: str = ""
     # Canvas: submitted_at from `--times` (autograde/canvas_times.py)
+    submitted_at: str = ""
     # Canvas with `--times`: why this student has no time there (the _LATE flag is used)
     why_no_time: str = ""
 

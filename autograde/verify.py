@@ -51,9 +51,9 @@ class Verdict:
     cells: dict[str, bool] = field(default_factory=dict)  # grade_id -> all its checks passed
     messages: dict[str, str] = field(default_factory=dict)  # check name -> failure message
     error: str | None = None  # the child could not run at all (then every cell counts as failed)
-    # the child's last words when it failed: the instructor's details only (a student
+    # the child's last words when it failed: the instructor's details only (a student could print
+    # what its answers saw of the hidden cases there, then exit)
     stderr_tail: str = ""
-    # could print what its answers saw of the hidden cases there, then exit)
     seconds: float = 0.0
     # grade_id -> names of the checks it calls
     checks_of: dict[str, list[str]] = field(default_factory=dict)
@@ -61,19 +61,18 @@ class Verdict:
     hidden: set[str] = field(default_factory=set)
     memory_limit: bool = False  # its processes together reached the memory limit
     memory_enforced_by: str | None = None  # what held that limit (sandbox.MemoryGroup.enforced_by)
-    # visible check -> its twin's full message (the
+    # visible check -> its twin's full message (the instructor's details only: it shows hidden
+    # inputs)
     twin_failures: dict[str, str] = field(default_factory=dict)
-    # instructor's details only: it shows hidden inputs)
-    # the answers changed what the checks observe: for a flag,
+    # the answers changed what the checks observe: for a flag, in the grader's words only (a row's
+    # detail can reach the student: Gradescope shows it)
     tampered: list[str] = field(default_factory=list)
-    # in the grader's words only (a row's detail can reach the
-    # student: Gradescope shows it)
-    # what the answers' process itself said about it: the
+    # what the answers' process itself said about it: the instructor's details only (it can carry
+    # hidden inputs)
     tamper_reports: list[str] = field(default_factory=list)
-    # instructor's details only (it can carry hidden inputs)
-    # hidden check -> its failure as the student may read it,
+    # hidden check -> its failure as the student may read it, built here from the check's own text
+    # alone
     public: dict[str, str] = field(default_factory=dict)
-    # built here from the check's own text alone
 
 
 _PAYLOADS: dict[tuple, tuple[dict, dict]] = {}

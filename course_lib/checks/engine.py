@@ -164,29 +164,29 @@ class Contract:
 
     # no returned tensor is an input, a view of one, or memory shared between calls
     new_output: bool = True
-    # derived case: the first plain case, called twice on fresh copies (and with a
+    # derived case: the first plain case, called twice on fresh copies (and with a fresh generator
+    # of the same seed): the same result both times
     twice: bool = True
-    # fresh generator of the same seed): the same result both times
     # cases with a Generator(seed) must draw only from it, never from the global RNG
     generator: bool = False
     # derived case: the first case with float32 tensors, given float64 ones instead
     float64: bool = False
-    # derived case: the first case with tensors, on the `meta` device: the results
+    # derived case: the first case with tensors, on the `meta` device: the results must be on the
+    # input's device (no tensor made on the CPU regardless)
     meta: bool = False
-    # must be on the input's device (no tensor made on the CPU regardless)
     # the text asks for a Python float: a tensor, even a 0-dim one, is not one
     number: bool = False
-    # the text lets any float dtype come back: derived cases ask for a float dtype,
+    # the text lets any float dtype come back: derived cases ask for a float dtype, not the
+    # input's (04's attention: float64 results are allowed)
     any_float: bool = False
-    # not the input's (04's attention: float64 results are allowed)
-    # (small case label, large case label, max ratio): the cost the text states, as
+    # (small case label, large case label, max ratio): the cost the text states, as Python lines
+    # executed (deterministic, unlike time) on two inputs that differ only in the size the cost
+    # must not grow with
     cost: tuple = ()
-    # Python lines executed (deterministic, unlike time) on two inputs that differ
-    # only in the size the cost must not grow with
-    # ((case label, max lines), ...): absolute bounds on cases, far below what a loop
+    # ((case label, max lines), ...): absolute bounds on cases, far below what a loop over their
+    # size runs: added work (a busy loop) cannot hide a loop from them, as it can from the ratio
+    # above (bug zoo: repetition_penalty__padded_vocab_loop)
     cost_cap: tuple = ()
-    # over their size runs: added work (a busy loop) cannot hide a loop from them, as
-    # it can from the ratio above (bug zoo: repetition_penalty__padded_vocab_loop)
 
 
 @dataclass(frozen=True)
@@ -211,9 +211,9 @@ class Check:
     forbidden: tuple[str, ...] = ()
     # torch operators those calls run (``course_lib.checks.trace``)
     forbidden_ops: tuple[str, ...] = ()
-    # other exercises the answer may call (the text's "you may call ..."): a
+    # other exercises the answer may call (the text's "you may call ..."): a failure names those
+    # that fail their own check first (``check``)
     uses: tuple[str, ...] = ()
-    # failure names those that fail their own check first (``check``)
 
     def __post_init__(self) -> None:
         if self.forbidden and not self.forbidden_ops:
