@@ -544,6 +544,20 @@ HIDING_IMPORTS = {
 # is): what the course's answers, alternatives, bug zoo and blind corpora import, and the course's
 # own public modules. Attributes of these that resolve names or evaluate strings are refused one by
 # one (NAME_MAKERS, REGISTRIES, TRACING, STRING_EVALUATORS).
+# `from __future__ import` features that change nothing the readings parse (the others, today
+# barry_as_FLUFL, make IPython compile later cells in a grammar ast.parse does not read: `<>` runs,
+# the reading skips the cell; white-box red team 24, E4)
+PLAIN_FUTURES = {
+    "annotations",
+    "generator_stop",
+    "nested_scopes",
+    "generators",
+    "division",
+    "absolute_import",
+    "with_statement",
+    "print_function",
+    "unicode_literals",
+}
 ABSENT_IMPORTS = ("pandas", "scipy", "seaborn", "sklearn", "plotly", "polars", "statsmodels")
 ALLOWED_IMPORTS = {
     "torch",
@@ -1088,8 +1102,9 @@ def hidden_reach(
     and kin with a computed name (or the builtin passed around), vars/globals/eval and kin, dunder
     lookups other than the plain protocol ones, a library's private names, operator registries,
     pattern matching on attributes, star imports, and modules whose purpose is to reach objects
-    indirectly. A cell that does not parse: line 0. ``notebook_imports``: the names the notebook's
-    other cells import (``imports_of``)."""
+    indirectly. A cell that does not parse: nothing (the verification does not run it either:
+    ``relay._run_cells``). ``notebook_imports``: the names the notebook's other cells import
+    (``imports_of``)."""
     from course_lib.checks.rules import _strip_magics
 
     # IPython reads a line that starts with a magic's name as that magic without its % (automagic),
@@ -1443,6 +1458,10 @@ class _Reading:
             self.add(node, "operator's attrgetter or methodcaller")
         if any(a.name == "*" for a in node.names):
             self.add(node, f"from {node.module} import *: binds names the text never writes")
+        if node.module == "__future__" and not node.level:
+            for a in node.names:
+                if a.name not in PLAIN_FUTURES:
+                    self.add(node, f"from __future__ import {a.name}: a grammar no reading parses")
 
 
 def scan_notebook(nb) -> list[str]:

@@ -154,19 +154,38 @@ def _run_cells(shell, nb, skip: set[int], sink, limit_step) -> None:
     from course_lib.checks.rules import plain_cell  # what runs is what the readings read
 
     depth = sys.getrecursionlimit()  # put back after every cell (a cell may raise it to 10**6: D13)
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or is_autograded_test(cell) or is_demo(cell) or index in skip:
-            continue
+    # decided before any cell runs: a cell the readings cannot parse is not run (IPython may compile
+    # what ast.parse refuses, under a `from __future__` flag an earlier cell set: white-box red team
+    # 24, E4), so nothing runs that no reading read
+    runs = [
+        code
+        for index, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and not (is_autograded_test(cell) or is_demo(cell) or index in skip)
+        and _parses(code := plain_cell(cell.source))
+    ]
+    for code in runs:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             try:
                 with limit_step():
                     # it reports errors
-                    shell.run_cell(plain_cell(cell.source), silent=True, store_history=False)
+                    shell.run_cell(code, silent=True, store_history=False)
             except BaseException:  # an alarm that struck between IPython's own handlers
                 pass
         sys.setrecursionlimit(depth)
         sink.seek(0)
         sink.truncate()
+
+
+def _parses(code: str) -> bool:
+    """Whether the readings' parser (ast.parse, no compiler flags) reads the cell."""
+    import ast
+
+    try:
+        ast.parse(code)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _load_check_packages() -> None:

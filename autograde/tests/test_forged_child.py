@@ -364,3 +364,23 @@ def test_a_process_the_notebook_forked_fails_the_rule_bearing_checks():
     assert "a thread or process your notebook started (process " in verdict.messages.get(
         "softmax", ""
     ), verdict.messages
+
+
+def test_a_cell_no_reading_parses_is_not_run_by_the_verification():
+    """White-box red team 24 (E4): after a cell `from __future__ import barry_as_FLUFL`, IPython
+    compiles later cells with `<>`, which ast.parse refuses: such a cell ran, unread (the scan
+    refuses the import too, test_scan). Now the verification runs only cells the readings parse:
+    log_softmax, defined only in such a cell, is unanswered there. Control: softmax, the reference
+    answer in the cell that sets the flag, passes."""
+    from autograde.tests.test_watch_record import _reference, _verify
+
+    verdict = _verify(
+        {
+            "softmax": "from __future__ import barry_as_FLUFL\n" + _reference("softmax"),
+            "log_softmax": "assert 1 <> 2\n" + _reference("log_softmax"),
+        }
+    )
+    assert verdict.error is None, verdict.error
+    assert verdict.cells["test_softmax_visible"] is True, verdict.messages
+    assert verdict.cells["test_softmax_hidden"] is True, verdict.messages
+    assert "not a function" in verdict.messages["log_softmax"], verdict.messages
