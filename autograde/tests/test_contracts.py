@@ -1061,3 +1061,57 @@ def test_attention_by_multiheadattentions_own_functional_breaks_the_attention_ru
     for rules in (visible, h01.ATTENTION_FORBIDDEN, hidden04):
         assert notebook_violations([attack], "causal_attention", list(rules)), rules
         assert notebook_violations([honest], "causal_attention", list(rules)) == [], rules
+
+
+def test_a_forbidden_function_under_another_modules_path_is_read_as_itself():
+    """White-box red team 24 (E3): numpy.ma.core imports numpy's ufunc module as `mu`, so
+    `np.ma.core.mu.logaddexp` is np.logaddexp under a path no list holds; it was read clean (20/26,
+    the honest score). Names are compared by the object they stand for. Truth: the identity, checked
+    here; control: numpy names that are other objects read clean."""
+    import numpy as np
+
+    assert np.ma.core.mu.logaddexp is np.logaddexp
+    answer = "def log_softmax(x):\n    return functools.reduce({}, x)\n"
+    setup = "import functools\nimport numpy as np\n"
+    for path in ("np.ma.core.mu.logaddexp", "np.ma.core.umath.logaddexp", "np.logaddexp"):
+        found = notebook_violations(
+            [setup, answer.format(path)], "log_softmax", ["numpy.logaddexp"]
+        )
+        assert [v.rule for v in found] == ["numpy.logaddexp"], path
+    for path in ("np.ma.core.mu.maximum", "np.maximum", "np.ma.core.np.add"):
+        assert (
+            notebook_violations([setup, answer.format(path)], "log_softmax", ["numpy.logaddexp"])
+            == []
+        )
+
+
+def test_looking_at_a_forbidden_function_is_not_keeping_it():
+    """White-box red team 24 (F2): `help(torch.softmax)`, its `__doc__` printed, or it shown in an
+    f-string cost an honest 02 notebook softmax and log_softmax (12/26, flagged). Looking is not
+    keeping; a module-level name or container bound to it still is (control)."""
+    answer = (
+        "def softmax(x):\n    e = (x - x.max(-1, keepdim=True).values).exp()\n"
+        "    return e / e.sum(-1, keepdim=True)\n"
+    )
+    looks = [
+        "help(torch.softmax)",
+        "print(torch.softmax.__doc__[:200])",
+        "print(f'{torch.softmax}', torch.softmax.__name__)",
+        "dir(torch.softmax)",
+        "print(torch.softmax)",
+    ]
+    for cell in looks:
+        assert (
+            notebook_violations(
+                ["import torch\n", cell, answer], "softmax", list(SOFTMAX_FORBIDDEN)
+            )
+            == []
+        ), cell
+    for cell in [
+        "f = torch.softmax",
+        "impls = [torch.softmax]",
+        "g = print(torch.softmax) or torch.softmax",
+    ]:
+        assert notebook_violations(
+            ["import torch\n", cell, answer], "softmax", list(SOFTMAX_FORBIDDEN)
+        ), cell

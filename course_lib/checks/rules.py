@@ -118,11 +118,41 @@ def _canonical(forbidden: Sequence[str]) -> tuple[set[str], set[str], dict[int, 
             methods.add(f.split(".", 1)[1])
             continue
         names.add(f)
-        mod, _, attr = f.rpartition(".")
-        m = sys.modules.get(mod)
-        if m is not None and hasattr(m, attr):
-            objects[id(getattr(m, attr))] = f
+        if (obj := _live_object(f)) is not None:
+            objects[id(obj)] = f
     return names, methods, objects
+
+
+@functools.lru_cache(maxsize=8192)
+def _live_object(full: str) -> Any:
+    """The object a public dotted name stands for in this process, or None: its longest prefix that
+    imports as a module, then attributes of modules only, each from the module's own namespace (no
+    module ``__getattr__`` runs). ``numpy.ma.core.mu.logaddexp`` is numpy's logaddexp (numpy.ma.core
+    imports numpy's ufunc module as ``mu``): a name is compared by what it stands for, not how it is
+    spelt (white-box red team 24, E3)."""
+    import contextlib
+    import importlib
+    import io
+
+    parts = full.split(".")
+    if any(p.startswith("_") and not p.endswith("__") for p in parts[1:]):
+        return None  # private names are findings of their own (_Scanner.matches)
+    for i in range(len(parts), 0, -1):
+        try:
+            # a module that prints on import must not write into the reading process's output
+            with contextlib.redirect_stdout(io.StringIO()):
+                obj: Any = importlib.import_module(".".join(parts[:i]))
+        # not a module (an attribute), not installed, or a module that fails to import
+        except Exception:
+            continue
+        break
+    else:
+        return None
+    for p in parts[i:]:
+        if not isinstance(obj, types.ModuleType):
+            return None
+        obj = vars(obj).get(p)
+    return obj
 
 
 # names that run strings as code or find objects by strings: a reading of the text cannot follow
@@ -374,12 +404,11 @@ class _Scanner:
         ]
         if parts[0] in self.roots and private:
             return f"{parts[0]}'s private or operator-level functions ({full})"
-        # e.g. torch.nn.functional.softmax reached as torch.softmax's twin
-        if self.namespace is not None:
-            head, _, attr = full.rpartition(".")
-            m = sys.modules.get(head)
-            if m is not None and id(getattr(m, attr, None)) in self.objects:
-                return self.objects[id(getattr(m, attr))]
+        # the same object under another path: torch.nn.functional.softmax reached as torch.softmax's
+        # twin, numpy's logaddexp as numpy.ma.core.mu.logaddexp (E3); in the kernel and the grader
+        if parts[0] in self.roots and (obj := _live_object(full)) is not None:
+            if id(obj) in self.objects:
+                return self.objects[id(obj)]
         return None
 
     def find(self, tree: ast.AST, lines: list[str], function: str = "") -> list[Violation]:
@@ -846,6 +875,31 @@ def _callee_ids(trees: Sequence[ast.AST]) -> set[int]:
     return out
 
 
+# a function's attributes that are plain text about it: reading one looks at the function
+DOC_DUNDERS = frozenset({"__doc__", "__name__", "__qualname__", "__module__"})
+
+
+def _looked_at_ids(trees: Sequence[ast.AST]) -> set[int]:
+    """ids of the names only looked at where they stand: an argument of ``help``, ``dir`` or
+    LOOKED_AT (print, repr, ...), a value put into an f-string, a function whose ``__doc__`` or
+    ``__name__`` is read. A forbidden function read so is not kept (white-box red team 24, F2:
+    ``help(torch.softmax)`` cost an honest notebook both of 02's softmax exercises)."""
+    out: set[int] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in LOOKED_AT | {"help", "dir"}
+            ):
+                out.update(id(a) for a in node.args)
+            elif isinstance(node, ast.FormattedValue):
+                out.add(id(node.value))
+            elif isinstance(node, ast.Attribute) and node.attr in DOC_DUNDERS:
+                out.add(id(node.value))
+    return out
+
+
 def _runs_later(node: ast.AST) -> bool:
     """A function whose body runs after the call that made it: a generator or a coroutine."""
     todo = list(ast.iter_child_nodes(node))
@@ -1145,8 +1199,9 @@ def notebook_violations(
             line, lines[line - 1].strip() if 0 < line <= len(lines) else "", rule, where
         )
 
+    looked = callees | _looked_at_ids(trees)
     for node in now:
-        if (rule := scanner.kept(node, callees)) is not None:
+        if (rule := scanner.kept(node, looked)) is not None:
             found.append(at(node, rule, "code that keeps it for later"))
     found += [at(node, rule, "code that keeps it for later") for node, rule in held.kept]
     # what can run inside the call: the answer's bindings, every function that may run later, and
