@@ -558,7 +558,17 @@ PLAIN_FUTURES = {
     "print_function",
     "unicode_literals",
 }
-ABSENT_IMPORTS = ("pandas", "scipy", "seaborn", "sklearn", "plotly", "polars", "statsmodels")
+ABSENT_IMPORTS = (
+    "pandas",
+    "scipy",
+    "seaborn",
+    "sklearn",
+    "plotly",
+    "polars",
+    "statsmodels",
+    "tabulate",
+    "google.colab",
+)
 ALLOWED_IMPORTS = {
     "torch",
     "numpy",
@@ -615,6 +625,10 @@ ALLOWED_IMPORTS = {
     "html",
     "glob",
     "logging",
+    # dates and digests: plain values (white-box red team 24, F1: `print(datetime.datetime.now())`
+    # zeroed an honest notebook)
+    "datetime",
+    "hashlib",
     # data and plotting packages a student reaches for while exploring (a table, an entropy, a plot
     # theme), NOT installed where notebooks are graded: the import fails in the kernel and reaches
     # nothing (test_scan holds them absent; a notebook that writes one is refused as any module it

@@ -306,6 +306,9 @@ HONEST = [
     # environment does not have (they fail in the kernel; test_the_absent_imports_are_absent)
     "import pandas as pd\ndf = pd.DataFrame({'token': [1, 2]})\ndf",
     "from __future__ import annotations\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x",
+    "import datetime\nprint(datetime.datetime.now())",
+    "from google.colab import drive\ndrive.mount('/content/drive')",
+    "import hashlib\nprint(hashlib.sha256(b'x').hexdigest())",
     "from scipy.stats import entropy\nprint(entropy([0.5, 0.5]))",
     "try:\n    import seaborn as sns\n    sns.set_theme()\nexcept ImportError:\n    pass",
     # white-box red team 22's fairness findings: a docstring line starting with "run" (IPython's
@@ -713,4 +716,10 @@ def test_the_absent_imports_are_absent_where_notebooks_are_graded():
 
     from autograde.scan import ABSENT_IMPORTS
 
-    assert [m for m in ABSENT_IMPORTS if importlib.util.find_spec(m) is not None] == []
+    def installed(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # its package (google, of google.colab) is absent too
+            return False
+
+    assert [m for m in ABSENT_IMPORTS if installed(m)] == []
