@@ -257,6 +257,10 @@ def _rate_real_cases() -> list[Case]:
 # ------------------------------------------------------------------------------------------
 # exercise 2
 def _rp_cases() -> list[Case]:
+    """The hidden cases of rp.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     g, cases = _g(503), []
     for i in range(32):
         dtype, kind = _dtype_kind(i)

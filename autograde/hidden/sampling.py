@@ -483,6 +483,10 @@ def _greedy_near_tie_cases() -> list[Case]:
 
 
 def _sample_cases() -> list[Case]:
+    """The hidden cases of sample.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     g = _g(102)
     cases = []
     # One distribution, many rows: Dirichlet-like with exact zeros.
@@ -608,6 +612,11 @@ NEG_ROW = torch.tensor([[-1e4, -1e4 - 1, -1e4 - 3, -1e4 - 40]])
 
 
 def _top_p_cases() -> list[Case]:
+    """The hidden cases of top_p.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
+
     def make(g, i):
         kind, dtype = _kind_dtype(i)
         x = _rand_logits(g, _shape(g), dtype, kind)
@@ -752,6 +761,11 @@ def _min_p_threshold_cases() -> list[Case]:
 
 
 def _min_p_cases() -> list[Case]:
+    """The hidden cases of min_p.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
+
     def make(g, i):
         kind, dtype = _kind_dtype(i)
         x = _rand_logits(g, _shape(g), dtype, kind)

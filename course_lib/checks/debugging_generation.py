@@ -330,6 +330,10 @@ def _rate_cases() -> list[Case]:
 # ------------------------------------------------------------------------------------------
 # exercise 2
 def _rp_cases() -> list[Case]:
+    """The cases of rp.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     z = torch.tensor([[2.0, -1.0, 0.5, 3.0, 0.0]])
     cmp = logits_match(rtol=1e-6)
     hist = ids([0, 1, 3, 3])  # prompt [0, 1], generated [3, 3]
@@ -474,6 +478,10 @@ def _rp_cost_cases() -> list[Case]:
 
 
 def _pf_cases() -> list[Case]:
+    """The cases of pf.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     z = torch.tensor([[2.0, -1.0, 0.5, 3.0]])
     cmp = logits_match(rtol=1e-6, atol=1e-6)
     return (
@@ -644,6 +652,10 @@ def _pf_cost_cases() -> list[Case]:
 # exercise 4
 def _ngram_cases() -> list[Case]:
     # distinct finite logits
+    """The cases of ngram.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     x = torch.arange(6, dtype=torch.float32).reshape(1, 6) * 0.5 - 1.0
     wide = torch.linspace(-2.0, 2.0, 32).reshape(1, 32)
     far = torch.linspace(-2.0, 2.0, 310).reshape(1, 310)

@@ -660,6 +660,10 @@ LONG_KEPT = [40, 75, 90]
 
 
 def _top_p_cases() -> list[Case]:
+    """The cases of top_p.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     three = log_probs([0.5, 0.25, 0.25])
     shuffled = log_probs([0.125, 0.5, 0.125, 0.25])  # DYADIC in another order
     quarter = torch.zeros(4)  # four ties at 1/4 each
@@ -771,6 +775,10 @@ def _top_p_cases() -> list[Case]:
 # ------------------------------------------------------------------------------------------
 # exercise 4
 def _min_p_cases() -> list[Case]:
+    """The cases of min_p.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     flat = log_probs([0.3, 0.3, 0.2, 0.2])
     soft = torch.tensor([2.0, 1.0, 0.0, -1.0])  # probabilities .644 .237 .087 .032
     batch = torch.stack([Z, log_probs([0.25, 0.25, 0.25, 0.25])])
@@ -982,6 +990,10 @@ def _penalty_cases() -> list[Case]:
 
 
 def _pipeline_cases() -> list[Case]:
+    """The cases of pipeline.
+
+    Why long: a table of cases, one per rule the text states, read one at a time; split, one
+    exercise's cases would be scattered."""
     seed = torch.tensor([2.0, 1.0, 0.5, 0.1])
     forty = log_probs([0.4, 0.3, 0.2, 0.1])
     z = torch.tensor([2.0, -1.0, 0.5, 3.0])
