@@ -176,8 +176,7 @@ def apt_install(*packages: str) -> None:
     if not is_root or shutil.which("apt-get") is None:
         say(
             f"missing system packages: {' '.join(packages)} (install them with your package "
-            "manager; "
-            "the tests that need them skip)"
+            "manager; the tests that need them skip)"
         )
         return
     say(f"installing system packages: {' '.join(packages)} ...")

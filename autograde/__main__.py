@@ -301,8 +301,7 @@ def _cmd_publish(course, args: argparse.Namespace, t0: float) -> int:
         return 2
     print(
         f"wrote {edition.folder} and {edition.zip} (run `python -m autograde release --check` "
-        "first: "
-        "the edition holds the committed notebooks/)"
+        "first: the edition holds the committed notebooks/)"
     )
     return 0
 

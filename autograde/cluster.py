@@ -247,10 +247,8 @@ def _check_resources(client, limits: Limits, wait_s: float) -> None:
                 f"no worker can take a grading task (it needs {CORES}=1, "
                 f"{MEMORY}={int(need[MEMORY])}); workers "
                 f"have {', '.join(have)}. Start workers with one thread per core and these "
-                "resources, e.g. "
-                "`dask worker SCHEDULER --nworkers 16 --nthreads 1 --resources "
-                f'"{CORES}=1,{MEMORY}='
-                f'{int(need[MEMORY])}"`'
+                "resources, e.g. `dask worker SCHEDULER --nworkers 16 --nthreads 1 --resources "
+                f'"{CORES}=1,{MEMORY}={int(need[MEMORY])}"`'
             )
         time.sleep(1.0)
 

@@ -552,8 +552,7 @@ def assess(deadlines: Deadlines, assignment: str, student: str, when: When) -> L
             out.late = True
             out.state = (
                 "late by Canvas's _LATE flag (Canvas's zip holds no submission time: no penalty "
-                "applied, "
-                "set one by hand)"
+                "applied, set one by hand)"
             )
             if ext:
                 out.late = False

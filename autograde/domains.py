@@ -17,8 +17,7 @@ DOMAINS["pipeline_trace"] = {
         "args": {
             "enc": "any tiktoken.Encoding (cl100k_base or SmolLM2's)",
             "text": "any str whose bytes enc can encode: empty, emoji (a token may hold part of a "
-            "character), "
-            "any Unicode normal form, leading spaces, trailing newlines",
+            "character), any Unicode normal form, leading spaces, trailing newlines",
         },
         "returns": "list[bytes] joining to text.encode('utf-8')",
         "text": (
@@ -155,8 +154,7 @@ DOMAINS["logits_softmax"] = {
     "softmax": {
         "args": {
             "logits": "float32/float64 [..., V] (any batch shape); -inf entries; >= 1 finite "
-            "entry per row; "
-            "any magnitude (rows of all large negative logits included)"
+            "entry per row; any magnitude (rows of all large negative logits included)"
         },
         "returns": "probabilities, the input's dtype",
         "text": (
@@ -511,8 +509,7 @@ DOMAINS["generation_loop"] = {
             "step": "callable [B, V] -> [B] ids",
             "eos_id": "int or None (0 is an id)",
             "stop_sequences": "list[int] token stops and str text stops (may sit inside a token, "
-            "straddle tokens, "
-            "or be bytes of several tokens)",
+            "straddle tokens, or be bytes of several tokens)",
             "tokenizer": "decode(ids) -> str",
             "generator": "passed on to step",
         },

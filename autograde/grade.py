@@ -220,8 +220,7 @@ def _slot_folder(base: Path | None = None) -> Path:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
         raise RuntimeError(
             f"{folder} (where grading runs share their sandbox slots) is not a folder that only "
-            "this user owns and can write: someone else may have made it; remove it and grade "
-            "again"
+            "this user owns and can write: someone else may have made it; remove it and grade again"
         )
     return folder
 
@@ -1251,8 +1250,7 @@ class Grader:
                 write_csv(self.out / "grades.csv", records.values())
                 self.log(
                     f"{shown(job.student)}/{shown(job.assignment)}: {rec['status']} "
-                    f"{rec['score']:g}/"
-                    f"{rec['max_score']:g}"
+                    f"{rec['score']:g}/{rec['max_score']:g}"
                 )
 
         if workers <= 1:

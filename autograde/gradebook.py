@@ -61,8 +61,7 @@ def read_roster(path: Path) -> list[dict[str, str]]:
         if not SAFE_ID.match(sid):
             raise ValueError(
                 f"{path}, line {n}: id {sid!r} is not a student id the harness grades (letters, "
-                "digits "
-                "and . _ @ + -, at most 100, starting with a letter or digit)"
+                "digits and . _ @ + -, at most 100, starting with a letter or digit)"
             )
         if sid in seen:
             raise ValueError(f"{path}, line {n}: id {sid!r} appears twice")

@@ -373,8 +373,7 @@ def sandbox_problem(scratch: Path) -> str | None:
             "a test sandbox failed "
             f"({res.stderr.strip()[-300:] or f'exit status {res.returncode}'}): the "
             "container must let root create namespaces (CAP_SYS_ADMIN, or a seccomp profile "
-            "allowing "
-            "clone/unshare of pid, mount, ipc, uts and net namespaces) and switch users "
+            "allowing clone/unshare of pid, mount, ipc, uts and net namespaces) and switch users "
             "(CAP_SETUID, CAP_SETGID)"
         )
     return None

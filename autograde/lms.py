@@ -81,8 +81,7 @@ class Collision:
         )
         return (
             f"{NAME_COLLISION}: {len(self.accounts)} LMS accounts match roster student "
-            f"{self.student} by name: "
-            f"{held}; all kept: rename the right folder to {self.student}"
+            f"{self.student} by name: {held}; all kept: rename the right folder to {self.student}"
         )
 
 

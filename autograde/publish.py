@@ -91,16 +91,14 @@ def _colab_badges(url: str | None, assignments: list[str]) -> str:
     if url is None:
         return (
             "This copy of the course has no online home, so it has no Colab links: open the "
-            "notebooks on your "
-            "own machine\n(Quick start below) or on your course's JupyterHub."
+            "notebooks on your own machine\n(Quick start below) or on your course's JupyterHub."
         )
     m = GITHUB.fullmatch(url[len("git+") :])
     assert m is not None  # url is git_url's, made from a match of GITHUB
     repo = m.expand(r"\1/\2")
     badge = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
     rows = [
-        f"| `{a}` | "
-        f"{badge}(https://colab.research.google.com/github/{repo}/blob/main/"
+        f"| `{a}` | {badge}(https://colab.research.google.com/github/{repo}/blob/main/"
         f"notebooks/{a}/{a}.ipynb) |"
         for a in assignments
     ]

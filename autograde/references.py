@@ -118,8 +118,7 @@ def compute_references(course: Course, assignment: str) -> dict:
                 if out.error or out.mutated:
                     raise ReferenceFailure(
                         f"reference {chk.reference_name} failed on case {case.label!r} of "
-                        f"{name!r}: "
-                        f"{out.error or 'mutated ' + ', '.join(out.mutated)}"
+                        f"{name!r}: {out.error or 'mutated ' + ', '.join(out.mutated)}"
                     )
                 entry = {"label": case.label, **case_fingerprint(case)}
                 if case.expected is MISSING:

@@ -337,11 +337,9 @@ def render_html(exercises: list[Exercise], records: list[dict]) -> str:
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Class report</title>"
         "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid "
-        "#ccc;"
-        "padding:2px 6px;text-align:left}</style></head><body>"
+        "#ccc;padding:2px 6px;text-align:left}</style></head><body>"
         f"<h1>Class report</h1><p>{len(records)} record(s), {len(exercises)} exercise(s); manual "
-        "marks included."
-        "</p><h2>Score distribution per exercise</h2>"
+        "marks included.</p><h2>Score distribution per exercise</h2>"
         + plots
         + _table(EXERCISE_FIELDS, exercise_rows(exercises))
         + "<h2>Most frequent failing checks</h2><p>Numbers in messages are shown as #; one "

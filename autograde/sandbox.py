@@ -360,8 +360,7 @@ def unavailable() -> str | None:
             f"root cannot create namespaces here ({why}): a container must allow it "
             "(CAP_SYS_ADMIN, or a "
             "seccomp profile allowing clone/unshare of pid, mount, ipc, uts and net namespaces), "
-            "or grade "
-            "as a user allowed unprivileged user namespaces"
+            "or grade as a user allowed unprivileged user namespaces"
         )
     if mode() == "userns":
         why = _userns_works()
@@ -370,10 +369,8 @@ def unavailable() -> str | None:
                 f"this user cannot create user namespaces ({why}): enable unprivileged user "
                 "namespaces "
                 "(sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0; on "
-                "Ubuntu >= 23.10 "
-                "also an AppArmor profile that allows bwrap, or "
-                "kernel.apparmor_restrict_unprivileged_userns=0), "
-                "or grade as root"
+                "Ubuntu >= 23.10 also an AppArmor profile that allows bwrap, or "
+                "kernel.apparmor_restrict_unprivileged_userns=0), or grade as root"
             )
     return None
 

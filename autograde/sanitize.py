@@ -252,8 +252,7 @@ def rebuild(raw: bytes, release: nbformat.NotebookNode) -> tuple[nbformat.Notebo
             if nbg(r).get("solution") and not nbg(r).get("grade") and names and names <= defined:
                 notes.append(
                     f"cell {nbg(r).get('grade_id')!r} was missing; {', '.join(sorted(names))} is "
-                    "defined "
-                    "in another of your cells, which is graded"
+                    "defined in another of your cells, which is graded"
                 )
                 continue
             missing_after.setdefault(prev_j, []).append(i)
@@ -274,8 +273,7 @@ def rebuild(raw: bytes, release: nbformat.NotebookNode) -> tuple[nbformat.Notebo
         ):
             notes.append(
                 f"test cell {nbg(r).get('grade_id')!r} was edited: restored as released (code "
-                "typed there "
-                "was not run)"
+                "typed there was not run)"
             )
     cells = []
     for i in missing_after.get(-1, []):

@@ -320,8 +320,7 @@ def scan_source(source: str) -> list[str]:
             elif _c_loop_by_method_or_helper(node, sized, helpers):
                 flags.append(
                     f"{name or 'a call'}() over range(<a size>): a loop run by C code, which the "
-                    "cost "
-                    "checks cannot count"
+                    "cost checks cannot count"
                 )
     return flags
 

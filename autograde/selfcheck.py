@@ -270,8 +270,7 @@ def check_notebooks(
             if not ours:
                 problems.append(
                     f"stripped notebook of {a}: the instructor notebook was graded without the "
-                    "flag "
-                    "that it holds the instructor's text"
+                    "flag that it holds the instructor's text"
                 )
             others = [
                 c
@@ -287,8 +286,7 @@ def check_notebooks(
             if who == "stripped":
                 problems += [
                     f"{who} {a}/{name}: test {t['grade_id']} scored "
-                    f"{t['points']:g}/{t['max_points']:g}: "
-                    f"{t.get('error', '')}"
+                    f"{t['points']:g}/{t['max_points']:g}: {t.get('error', '')}"
                     for t in auto
                     if t["points"] != t["max_points"]
                 ]
@@ -311,8 +309,7 @@ def check_notebooks(
     for t in timings:
         log(
             f"  grading {t['student']:9s} {t['assignment']}: {t['wall_s']:.1f} s wall (kernel "
-            f"{t.get('kernel', 0):.1f} s, "
-            f"verification {t.get('verify', 0):.1f} s)"
+            f"{t.get('kernel', 0):.1f} s, verification {t.get('verify', 0):.1f} s)"
         )
     return problems
 

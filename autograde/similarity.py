@@ -248,8 +248,7 @@ def write_similarity(
             log(
                 shown(
                     f"{assignment}: not an assignment of {course.root} (--root): the given code "
-                    "and the reference "
-                    "solution cannot be excluded, so they count as shared"
+                    "and the reference solution cannot be excluded, so they count as shared"
                 )
             )
         pairs += find_pairs(by_student, boilerplate_text(course, assignment), assignment)

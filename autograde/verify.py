@@ -389,11 +389,9 @@ def memorised(payloads: dict, judged: dict, cases_of=None) -> dict[str, str]:
                 f"{name}: its visible cases pass, but the hidden cases of the same exercise "
                 "(other inputs) "
                 f"almost all fail (fewer than a third of the {n} that an answer computing nothing "
-                "cannot "
-                "pass): points "
+                "cannot pass): points "
                 "for the visible cases need an answer that computes, not outputs typed in or "
-                "looked up "
-                "for their inputs"
+                "looked up for their inputs"
             )
     return out
 
@@ -691,8 +689,7 @@ def verify_notebook(
                 "extended so that a correct answer's results follow exactly): the visible points "
                 "need results "
                 "computed from the inputs; an instructor will look at the details, since a slip "
-                "that only the "
-                "disguise reaches fails this way too"
+                "that only the disguise reaches fails this way too"
                 + (
                     " (the disguised cases' results could not be read)"
                     if _unreadable(judged.get(name))

@@ -59,8 +59,7 @@ LOW_BIT = ("fp16", "q8", "q4", "q4f16")  # load_model(weights=...) paths compare
 PROMPT = "The history of the printing press begins in"
 LONG_PROMPT = (
     "In the middle of the fifteenth century, a goldsmith in Mainz combined a screw press, "
-    "oil-based "
-    "ink and movable metal type into a machine that could print a page in minutes. "
+    "oil-based ink and movable metal type into a machine that could print a page in minutes. "
 ) * 6
 
 
@@ -222,8 +221,7 @@ def print_quality(
     section(
         f"(q) quality vs fp32, teacher-forced: {quality.TEXT.name} ({len(ids)} tokens), windows of "
         f"{quality.CTX} every {quality.CTX // 2} scored on their second half ({used} of "
-        f"{n_windows} windows), "
-        f"{threads} thread(s)"
+        f"{n_windows} windows), {threads} thread(s)"
     )
     start = time.perf_counter()
     tick = lambda done, total: print(
@@ -233,16 +231,14 @@ def print_quality(
     hf = rates.get("transformers")
     print(
         f"  {'path':6s} {'tok/s':>6s} {'x transf.':>9s} {'mean KLD':>9s} {'99% KLD':>8s} "
-        f"{'max KLD':>8s} "
-        f"{'same top':>8s} {'PPL':>7s} {'PPL/fp32':>8s} {'ln ratio':>9s}  bar"
+        f"{'max KLD':>8s} {'same top':>8s} {'PPL':>7s} {'PPL/fp32':>8s} {'ln ratio':>9s}  bar"
     )
     for w, q in results.items():
         r = rates[f"course_lib {w}"]
         ratio = f"{r / hf:9.2f}" if hf else f"{'-':>9s}"
         print(
             f"  {w:6s} {r:6.1f} {ratio} {q.mean_kld:9.6f} {q.p99_kld:8.5f} {q.max_kld:8.5f} "
-            f"{100 * q.agreement:7.2f}% "
-            f"{q.ppl:7.3f} {q.ppl_ratio:8.4f} {q.ln_ppl_ratio:9.6f}  "
+            f"{100 * q.agreement:7.2f}% {q.ppl:7.3f} {q.ppl_ratio:8.4f} {q.ln_ppl_ratio:9.6f}  "
             f"{'meets' if q.qualifies() else 'fails'}"
         )
     print(
@@ -309,8 +305,7 @@ def main() -> int:
     threads = 2 if decode[2] > 1.05 * decode[1] else 1
     print(
         f"  2 threads / 1 thread: prefill {prefill[2] / prefill[1]:.2f}x, decode "
-        f"{decode[2] / decode[1]:.2f}x"
-        f" -> {threads} thread(s) below"
+        f"{decode[2] / decode[1]:.2f}x -> {threads} thread(s) below"
     )
     set_threads(threads)
 

@@ -169,8 +169,7 @@ def per_student(
             worst = max(worst, per)
             print(
                 f"| {a} | {r['n']} | {per:.1f} | {r['busy'] / r['n']:.1f} | {r['task_wall']:.1f} "
-                f"({r['kernel']:.1f}, "
-                f"{r['verify']:.1f}) | {', '.join(r['statuses'])} | "
+                f"({r['kernel']:.1f}, {r['verify']:.1f}) | {', '.join(r['statuses'])} | "
                 f"{'yes' if per <= TARGET_S else 'NO'} |",
                 flush=True,
             )
@@ -254,8 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     for w, r in ((1, one), (args.workers, many)):
         print(
             f"| {w} | {r['wall']:.1f} | {60 * r['n'] / r['wall']:.1f} | {r['task_wall']:.1f} "
-            f"({r['kernel']:.1f}, "
-            f"{r['verify']:.1f}) |"
+            f"({r['kernel']:.1f}, {r['verify']:.1f}) |"
         )
     print(
         f"speed-up {args.workers} vs 1 worker: {speedup:.2f}x (efficiency "

@@ -251,8 +251,7 @@ def verdicts(runs: list[Run]) -> list[str]:
             ok = r.first_exercise_s <= FIRST_EXERCISE_LIMIT_S
             out.append(
                 f"{'PASS' if ok else 'FAIL'}  {r.kind} {r.notebook}: first exercise "
-                f"{r.first_exercise_s:.1f} s "
-                f"shared (target <= {FIRST_EXERCISE_LIMIT_S:.0f} s)"
+                f"{r.first_exercise_s:.1f} s shared (target <= {FIRST_EXERCISE_LIMIT_S:.0f} s)"
             )
         if r.condition != "quiet":
             continue
@@ -275,8 +274,7 @@ def verdicts(runs: list[Run]) -> list[str]:
                 ]
                 out.append(
                     f"{'PASS' if ok else 'FAIL'}  {r.kind} {r.notebook} cell {c.cell_id}: "
-                    f"{c.seconds:.1f} s > "
-                    f"{LONG_CELL_S:.0f} s"
+                    f"{c.seconds:.1f} s > {LONG_CELL_S:.0f} s"
                     + (
                         ", with a progress bar and a duration note"
                         if ok

@@ -309,8 +309,7 @@ def test_student_notebook_runs_with_only_stub_errors(browser, lab, assignment):
     )
     print(
         f"{assignment}: {len(errors)} stub errors, {rounds} Run All rounds, "
-        f"{time.perf_counter() - t0:.0f} s; "
-        f"screenshots in {artifacts_dir()}"
+        f"{time.perf_counter() - t0:.0f} s; screenshots in {artifacts_dir()}"
     )
 
 

@@ -445,8 +445,7 @@ def _pf_many_repeats() -> list[Case]:
             {"frequency": 0.013},
             compare=half_match(),
             label="bfloat16 [1, 8], 1340 ids: tokens repeated 257 to 300 times (beyond bfloat16's "
-            "integers), "
-            "frequency 0.013",
+            "integers), frequency 0.013",
         )
     ]
 
@@ -805,8 +804,7 @@ CHECKS = [
             cost_cap=((PF_CAP_V, CAP_LINES), (PF_CAP_L, CAP_LINES)),
         ),
         hint="counts over the generated ids only, per row; bf16, -inf and negative penalties: "
-        "half precision in float32 "
-        "and return the input's dtype.",
+        "half precision in float32 and return the input's dtype.",
     ),
     Check(
         "ban_repeated_ngrams_hidden",

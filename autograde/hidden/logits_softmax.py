@@ -312,8 +312,7 @@ CHECKS = [
         probs_close(),
         forbidden=SOFTMAX_FORBIDDEN,
         hint="float64, [B, T, V] shapes, rows of very different scales, -inf entries: does each "
-        "row get its own "
-        "shift, is the dtype kept, does -inf give exactly 0?",
+        "row get its own shift, is the dtype kept, does -inf give exactly 0?",
     ),
     Check(
         "log_softmax_hidden",
@@ -322,8 +321,7 @@ CHECKS = [
         probs_close(rtol32=1e-5, atol32=1e-5, log=True),
         forbidden=SOFTMAX_FORBIDDEN,
         hint="extreme gaps and -inf entries: never log() a probability, keep the input's dtype, "
-        "and check that a "
-        "-inf logit gives -inf, not NaN.",
+        "and check that a -inf logit gives -inf, not NaN.",
     ),
     Check(
         "probs_at_temperature_hidden",
@@ -331,8 +329,7 @@ CHECKS = [
         lambda: _temperature_cases() + _generated("probs_at_temperature_hidden"),
         temperature_close(),
         hint="T=0: one-hot of the max in probability space, ties split evenly; T<0: ValueError; "
-        "tiny T must "
-        "not overflow.",
+        "tiny T must not overflow.",
     ),
     Check(
         "entropy_hidden",

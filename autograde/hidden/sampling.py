@@ -172,8 +172,7 @@ def _greedy_real_cases() -> list[Case]:
         Case(
             (x[:2],),
             label="float32 [2, 49152] (SmolLM2's vocabulary): maxima at ids 40000, 33001 (tied "
-            "with "
-            "45000)",
+            "with 45000)",
             expected=torch.tensor([40000, 33001]),
         ),
         Case(
@@ -432,8 +431,7 @@ def _sample_next_leak_case(ff: float) -> Case:
         compare=sampler_leak(ff),
         expected=torch.tensor(LEAK_NEXT_PROBS, dtype=torch.float64),
         label=f"[{LEAK_ROWS}, 8] identical rows x {LEAK_CALLS} calls (7e5 draws), top_k=3, "
-        "top_p=0.8, "
-        "min_p=0.3: the 6 removed tokens are never drawn, not even once in 1e5",
+        "top_p=0.8, min_p=0.3: the 6 removed tokens are never drawn, not even once in 1e5",
     )
 
 
@@ -754,8 +752,7 @@ def _min_p_threshold_cases() -> list[Case]:
         Case(
             (_safe(big, _min_p_margin, MIN_P_NEAR_GRID), MIN_P_NEAR_GRID),
             label=f"float32 logits near 1e4, min_p={MIN_P_NEAR_GRID}: p_i / p_max = exp(-0.6875) "
-            "= 0.50283 is "
-            "below min_p: removed",
+            "= 0.50283 is below min_p: removed",
         ),
     ]
 
@@ -1022,8 +1019,7 @@ def _pipeline_cases() -> list[Case]:
                 (x,),
                 {"temperature": 1.9, "top_k": 1},
                 label=f"{str(dtype).removeprefix('torch.')} neighbours {a} and {b}, T=1.9 then "
-                "top-k=1 "
-                "(the division ties them: both kept)",
+                "top-k=1 (the division ties them: both kept)",
                 compare=filtered(rtol=tol),
             )
         )
@@ -1359,8 +1355,7 @@ CHECKS = [
         _top_p_cases,
         filtered(top_p=True),
         hint="keep a token while the mass before it (sorted descending, probabilities in float32) "
-        "is < p; "
-        "map the mask back to vocabulary order; min_tokens_to_keep; p == 1 keeps all.",
+        "is < p; map the mask back to vocabulary order; min_tokens_to_keep; p == 1 keeps all.",
     ),
     Check(
         "min_p_filter_hidden",
@@ -1401,8 +1396,7 @@ CHECKS = [
         reference="sample_next_row_probs",
         contract=Contract(generator=True),
         hint="temperature 0 is greedy on the processed logits (no random draw); otherwise sample "
-        "the processed "
-        "logits' probabilities with the caller's generator.",
+        "the processed logits' probabilities with the caller's generator.",
     ),
     Check(
         "distinct_n_hidden",

@@ -202,8 +202,7 @@ def graded(tmp_path_factory):
         "from autograde.tests.conftest import fixture_course\n"
         "from autograde.grade import Limits, grade\n"
         f"grade(fixture_course(Path({str(root)!r})), Path({str(whole_class)!r}), "
-        f"Path({str(out_user)!r}),"
-        f" workers=2, limits=Limits(**{LIMITS.__dict__!r}),"
+        f"Path({str(out_user)!r}), workers=2, limits=Limits(**{LIMITS.__dict__!r}),"
         f" students={userns_students!r}, log=lambda *_: None)\n"
     )
     env = {

@@ -558,8 +558,7 @@ def test_a_filled_notebook_passes_every_visible_check_in_the_fresh_venv(
         f"nb = t.run(Path({str(filled)!r}))\n"
         "print('ERRORS', t.errors(nb))\n"
         "print(''.join(o.get('text', '') for c in nb.cells if c.cell_type == 'code' and "
-        "'check_all(' in c.source"
-        " for o in c.outputs if o.output_type == 'stream'))\n"
+        "'check_all(' in c.source for o in c.outputs if o.output_type == 'stream'))\n"
     )
     done = subprocess.run(
         [str(fresh_venv), "-c", script],

@@ -607,8 +607,7 @@ def _pf_half_cases() -> list[Case]:
             (torch.tensor([[300.0, 0.0]]).bfloat16(), many),
             {"frequency": 1.0},
             label="bfloat16, id 0 seen 257 times, frequency 1: 300 - 257 = 43 (a count above 256 "
-            "kept in "
-            "bfloat16 is rounded)",
+            "kept in bfloat16 is rounded)",
             expected=torch.tensor([[43.0, -1.0]]).bfloat16(),
             compare=exact,
         ),
@@ -783,8 +782,7 @@ CHECKS = [
         number_close(),
         contract=Contract(number=True),
         hint="count [1, 2, 1, 2, 1] with n = 2 by hand (0.5): which n-grams equal an earlier one? "
-        "For one "
-        "sequence the rate is 1 - distinct-n; 0.0 without n-grams.",
+        "For one sequence the rate is 1 - distinct-n; 0.0 without n-grams.",
     ),
     Check(
         "repetition_penalty",
@@ -805,8 +803,7 @@ CHECKS = [
         logits_match(rtol=1e-6, atol=1e-6),
         contract=Contract(cost=(PF_COST_SMALL, PF_COST_LARGE, 2.0)),
         hint="print your [B, V] counts for a small batch next to a hand count of the generated "
-        "tokens only; "
-        "presence applies once per seen token, frequency once per occurrence (look up "
+        "tokens only; presence applies once per seen token, frequency once per occurrence (look up "
         "Tensor.scatter_add_).",
     ),
     Check(

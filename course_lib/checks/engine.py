@@ -1124,8 +1124,7 @@ def _foreign_value(
         t = type(v)
         return (
             f"a {t.__module__}.{t.__qualname__}, which is not plain data (such an object can run "
-            "code "
-            "whenever it is used): use tensors, numbers, strings, lists, tuples or dicts"
+            "code whenever it is used): use tensors, numbers, strings, lists, tuples or dicts"
         )
 
     stack = [values]
@@ -1651,8 +1650,7 @@ def judge(
                 "your function returned a tensor that shares memory with "
                 f"{', '.join(out.aliased)} (the same "
                 "tensor, a view or slice of it, or a buffer kept between calls); return a new "
-                "tensor "
-                "(e.g. .clone())"
+                "tensor (e.g. .clone())"
             )
         if (
             msg is None
@@ -1662,10 +1660,8 @@ def judge(
         ):
             msg = (
                 "your function drew random numbers from torch's global generator; draw them from "
-                "the "
-                "`generator` argument (torch.multinomial(..., generator=generator), "
-                "torch.rand(..., "
-                "generator=generator)) so that the same seed gives the same samples"
+                "the `generator` argument (torch.multinomial(..., generator=generator), "
+                "torch.rand(..., generator=generator)) so that the same seed gives the same samples"
             )
         if msg is None and case.no_draw and out.generator_moved:
             msg = (
@@ -1743,8 +1739,7 @@ def _cost_failures(contract: Contract, outcomes: Sequence[Outcome]) -> list[tupl
                 (
                     label,
                     f"your function ran {o.steps:,} Python lines here, more than {cap:,}: a loop "
-                    "over "
-                    "a size the exercise says the work must not depend on runs more than that",
+                    "over a size the exercise says the work must not depend on runs more than that",
                 )
             )
     return failures + _cost_ratio_failures(contract, by)
@@ -1767,8 +1762,7 @@ def _cost_ratio_failures(contract: Contract, by: dict[str, Outcome]) -> list[tup
         (
             large,
             f"your function ran {b.steps:,} Python lines here but {a.steps:,} on {small!r}: its "
-            "work grows "
-            "with a size the exercise says it must not depend on",
+            "work grows with a size the exercise says it must not depend on",
         )
     ]
 
@@ -1828,8 +1822,7 @@ def evaluate(
         HISTORY.append(result)
         print(
             f"· {check.name}: not attempted yet ({check.exercise} still raises "
-            "NotImplementedError); "
-            "the notebook goes on. Graded, this check counts as failed."
+            "NotImplementedError); the notebook goes on. Graded, this check counts as failed."
         )
         return result
     result = judge(check, cases, outcomes, expected)
@@ -1974,8 +1967,7 @@ def check(name: str, fn: Callable) -> None:
         )
         first = (
             f"{name} calls your {which} own check: fix {bad[0]} first (run its check cell); the "
-            "failures "
-            "below may come from it.\n"
+            "failures below may come from it.\n"
         )
     raise CheckFailed(first + result.message) from None
 

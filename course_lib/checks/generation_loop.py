@@ -81,8 +81,7 @@ def call_limited_lm(calls: int) -> RefusingTableLM:
         if seen > calls:
             return (
                 f"the model was called {seen} times, but every row had finished after {calls}: "
-                "stop the loop "
-                "once all rows are done"
+                "stop the loop once all rows are done"
             )
         return None
 
@@ -198,8 +197,7 @@ def generations(expected, got, case: Case) -> str | None:
             elif len(toks) > len(et) and toks[: len(et)] == et and e.get("finish_reason") == "eos":
                 msg += (
                     f" (you did not stop at the EOS id {case.kwargs.get('eos_id')}: every id can "
-                    "be the EOS, "
-                    "the first one too)"
+                    "be the EOS, the first one too)"
                 )
             elif len(toks) > len(et) and toks[: len(et)] == et:
                 msg += (
@@ -643,8 +641,7 @@ CHECKS = [
         hint="Run the first failing case by hand, printing idx, the mask and the chosen ids each "
         "step: is every "
         "row's last real token in the last column, does a finished row stay frozen, is a text "
-        "stop searched "
-        "in the decoded text of ALL its new tokens?",
+        "stop searched in the decoded text of ALL its new tokens?",
     ),
     Check(
         name="attend_with_cache",
@@ -653,8 +650,7 @@ CHECKS = [
         compare=attention_out(),
         hint="Check on tiny shapes: the axis k_all grows along, "
         "the KV-head order your expanded keys read (0, 0, 1, 1 or 0, 1, 0, 1?), and which keys "
-        "query i may "
-        "see when past > 0? Scale by 1/sqrt(head_dim).",
+        "query i may see when past > 0? Scale by 1/sqrt(head_dim).",
     ),
     Check(
         name="kv_cache_bytes",
@@ -662,8 +658,7 @@ CHECKS = [
         cases=kv_bytes_by_hand,
         compare=int_exact,
         hint="List what one token stores in one layer (which tensors, for which head count, how "
-        "long), then "
-        "multiply up; n_head is only there for comparison.",
+        "long), then multiply up; n_head is only there for comparison.",
     ),
     Check(
         name="weight_bytes",

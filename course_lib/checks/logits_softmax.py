@@ -113,8 +113,7 @@ def _one_pass(min_len: int):
         if idx.shape[-1] < min_len:
             return (
                 f"the model was called on {idx.shape[-1]} of the text's {min_len + 1} tokens: the "
-                "text asks for "
-                "one forward pass over the whole sequence, not one per prefix"
+                "text asks for one forward pass over the whole sequence, not one per prefix"
             )
         return None
 
@@ -301,8 +300,7 @@ def temperature_close(rtol32: float = 1e-5, atol32: float = 1e-6):
         if got.shape == x.shape and torch.allclose(got.double(), seed_like, atol=1e-4):
             msg += (
                 "; this is softmax of a one-hot *logit* vector (the notes' apply_temperature): at "
-                "T=0 "
-                "return the one-hot *probabilities* directly, with no softmax afterwards"
+                "T=0 return the one-hot *probabilities* directly, with no softmax afterwards"
             )
         return msg
 
@@ -739,8 +737,7 @@ CHECKS = [
         probs_close(rtol32=1e-5, atol32=1e-5, log=True),
         forbidden=SOFTMAX_FORBIDDEN,
         hint="stay in log space, as the formula above the exercise does: run [0., -200.] and "
-        "print each intermediate "
-        "value; which one underflows to 0 or becomes inf?",
+        "print each intermediate value; which one underflows to 0 or becomes inf?",
     ),
     Check(
         "probs_at_temperature",
@@ -758,8 +755,7 @@ CHECKS = [
         _entropy_cases,
         entropy_close(),
         hint="run a one-hot distribution and print 0 * torch.log(torch.tensor(0.)): an entry with "
-        "p == 0 must add "
-        "exactly 0. Natural log, summed over the last dim only.",
+        "p == 0 must add exactly 0. Natural log, summed over the last dim only.",
     ),
     Check(
         "sequence_logprob",
@@ -781,7 +777,6 @@ CHECKS = [
         contract=Contract(number=True),
         uses=("sequence_logprob",),
         hint="check the sign and what you average over: a uniform toy model over V tokens must "
-        "give exactly V, "
-        "and n tokens give n - 1 scored tokens.",
+        "give exactly V, and n tokens give n - 1 scored tokens.",
     ),
 ]

@@ -131,8 +131,7 @@ def pieces_compare(expected: Any, got: Any, case: Case) -> str | None:
         return (
             msg
             + "; return bytes, not str: a token can hold part of a UTF-8 character, which no str "
-            "can "
-            "(a tiktoken Encoding can give the bytes of one token: look among its methods)"
+            "can (a tiktoken Encoding can give the bytes of one token: look among its methods)"
         )
     if isinstance(got, list) and all(isinstance(p, bytes) for p in got):
         joined, want = b"".join(got), b"".join(expected)
@@ -140,8 +139,7 @@ def pieces_compare(expected: Any, got: Any, case: Case) -> str | None:
             return (
                 msg
                 + "; your pieces contain U+FFFD (the replacement character): decoding one token "
-                "to text "
-                "and encoding it again loses the bytes of a split character"
+                "to text and encoding it again loses the bytes of a split character"
             )
         if joined != want:
             # show where they part, not two prefixes cut at the same length (they can print
@@ -340,8 +338,7 @@ def mask_compare(expected: Any, got: Any, case: Case) -> str | None:
         if torch.equal(got, ~expected):
             return (
                 msg + "; this is the opposite convention (True = blocked, as nn.MultiheadAttention "
-                "wants); "
-                "here True means 'may attend', as in F.scaled_dot_product_attention"
+                "wants); here True means 'may attend', as in F.scaled_dot_product_attention"
             )
         if torch.equal(got, expected.T):
             return (
@@ -401,8 +398,7 @@ def future_invariance(changed_after: int):
                     f"the two sequences differ only after position {changed_after}, but your "
                     "output at position "
                     f"{worst} differs between them: position {worst} reads the future. Mask keys "
-                    "j > i with -inf "
-                    "before the softmax"
+                    "j > i with -inf before the softmax"
                 )
         return cmp(expected, got, case)
 
@@ -616,8 +612,7 @@ CHECKS = [
         _pieces_cases,
         pieces_compare,
         hint="each piece must be bytes and b''.join(pieces) must equal text.encode('utf-8'): "
-        "check it on '🙂'. "
-        "What does decoding one token to str do to half a character?",
+        "check it on '🙂'. What does decoding one token to str do to half a character?",
     ),
     Check(
         "tokens_per_word",
@@ -626,8 +621,7 @@ CHECKS = [
         allclose(rtol=1e-12, atol=0),
         contract=Contract(number=True),
         hint="count tokens with the tokenizer you are given and words as text.split() does; the "
-        "notes' sentence "
-        "under cl100k_base must give 1.4, a float.",
+        "notes' sentence under cl100k_base must give 1.4, a float.",
     ),
     Check(
         "embedding_layer",
@@ -644,8 +638,7 @@ CHECKS = [
         _memory_cases,
         same_number(diagnoses=BYTES_DIAGNOSES),
         hint="check against the notes: 100K x 12288 at 2 bytes per value is ~2.4 GB, so your "
-        "function must "
-        "return ~2.4e9 (bytes, not GB).",
+        "function must return ~2.4e9 (bytes, not GB).",
     ),
     Check(
         "causal_mask",
@@ -686,7 +679,6 @@ CHECKS = [
         _positions_cases,
         same_number(integer=True),
         hint="write out the passes for prompt_len = 5, n_new = 3 by hand (5 + 6 + 7) and compare "
-        "with your "
-        "function; 0 new tokens cost 0.",
+        "with your function; 0 new tokens cost 0.",
     ),
 ]

@@ -473,8 +473,7 @@ class _Scanner:
                     add(
                         node,
                         f"{HOOKS.get(full, 'sys.monitoring')} (it switches off the checks that "
-                        "watch your "
-                        "function run)",
+                        "watch your function run)",
                     )
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
                 for a in node.names:

@@ -293,8 +293,7 @@ def sampler_leak(false_fail: float):
             i = _ids(leaked)[0]
             return (
                 f"token {i} has probability 0 (removed) but was drawn {int(counts[i])} times in "
-                f"{n} draws; "
-                f"a removed token must never be drawn, not even rarely"
+                f"{n} draws; a removed token must never be drawn, not even rarely"
             )
         q = counts / n
         kl = torch.where(
@@ -1303,8 +1302,7 @@ CHECKS = [
         exact(),
         forbidden=GREEDY_FORBIDDEN,
         hint="which dimension holds the vocabulary, and does your output drop it ([V] -> 0-dim, "
-        "[B, V] -> [B])? "
-        "Ties go to the lowest id; return a long tensor, not a Python int.",
+        "[B, V] -> [B])? Ties go to the lowest id; return a long tensor, not a Python int.",
     ),
     Check(
         "sample",
@@ -1353,8 +1351,7 @@ CHECKS = [
         _temperature_cases,
         filtered(),
         hint="T == 0 must not divide at all: try a row with two tied maxima, both keep their "
-        "value, the rest -inf. "
-        "For T > 0 the input stays untouched.",
+        "value, the rest -inf. For T > 0 the input stays untouched.",
     ),
     Check(
         "penalize_repeats",
@@ -1398,8 +1395,7 @@ CHECKS = [
         number_close(),
         contract=Contract(number=True),
         hint="count [[1, 2], [1, 2]] with n = 2 by hand (0.5) and compare: n-grams are pooled "
-        "over sequences but "
-        "never span two; 0.0 when there are none.",
+        "over sequences but never span two; 0.0 when there are none.",
     ),
     Check(
         "ends_in_loop",
