@@ -155,7 +155,6 @@ PENDING: dict[str, str] = {
     "autograde/lms.py::import_zip": LAID_OUT,
     "autograde/sandbox.py::wrap": LAID_OUT,
     "autograde/sanitize.py::_align": LAID_OUT,
-    "autograde/sanitize.py::rebuild": LAID_OUT,
     "autograde/scan.py::_Reading.__init__": LAID_OUT,
     "autograde/scan.py::scan_source": LAID_OUT,
     "autograde/selfcheck.py::check_notebooks": LAID_OUT,
