@@ -685,10 +685,15 @@ STRING_EVALUATORS = {
 # names inside those modules that a student's own self-test uses and that run no string (white-box
 # red team 22's C6: `torch.testing.assert_close(softmax(x), torch.softmax(x, -1))` in a cell of
 # one's own)
+# refused names that a cell may print: reading them changes nothing
+SHOWN_READ = {"sys.path"}
 EVALUATOR_EXCEPTIONS = {
     "torch.testing.assert_close",
     "torch.testing.assert_allclose",
     "torch.testing.make_tensor",
+    # n-grams as views of one array, 05's natural tool (white-box red team 24, F3); as_strided,
+    # beside it, views any memory and stays refused
+    "numpy.lib.stride_tricks.sliding_window_view",
 }
 
 
@@ -702,7 +707,13 @@ def _allowed_import(name: str) -> bool:
 MODULE_NAMES = {
     # white-box red team 23, D5: `import IPython` for IPython.display, and 03's self-test against
     # Hugging Face's own sampling steps (the exercises' rules still keep them out of every answer)
-    "IPython": {"display"},
+    # and the old tutorials' `from IPython.core.display import HTML` (white-box red team 24, F3):
+    # its display classes only (the module also holds os and display_functions)
+    "IPython": {"display"}
+    | {
+        f"core.display.{n}"
+        for n in ("HTML", "Markdown", "Image", "SVG", "Latex", "Math", "JSON", "Javascript")
+    },
     "traceback": {
         "print_exc",
         "format_exc",
@@ -845,8 +856,10 @@ def _module_name_refused(full: str) -> str | None:
     """The part of a dotted name outside MODULE_NAMES (``functools.singledispatchmethod``), or
     None."""
     root, _, rest = full.partition(".")
-    if root in MODULE_NAMES and rest and rest.split(".")[0] not in MODULE_NAMES[root]:
-        return f"{root}.{rest.split('.')[0]}"
+    if root in MODULE_NAMES and rest:
+        # an entry may be a dotted path (IPython's core.display.HTML)
+        if not any(rest == a or rest.startswith(a + ".") for a in MODULE_NAMES[root]):
+            return f"{root}.{rest.split('.')[0]}"
     return None
 
 
@@ -1170,11 +1183,13 @@ class _Reading:
         # torch.Tensor): their attributes are the library's (threat model, white-box red team 22:
         # type(x).detach = f) the chains inside an excepted name (torch.testing inside
         # torch.testing.assert_close) are read as it
-        self.excepted = {
-            id(n.value)
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Attribute) and self.resolved(n) in EVALUATOR_EXCEPTIONS
-        }
+        self.excepted: set[int] = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and self.resolved(n) in EVALUATOR_EXCEPTIONS:
+                inner = n.value
+                while isinstance(inner, ast.Attribute):  # np.lib and np.lib.stride_tricks alike
+                    self.excepted.add(id(inner))
+                    inner = inner.value
         # `x.__class__.__name__` in a message names a type and reaches nothing (white-box red team
         # 22, C6b)
         self.class_names = {
@@ -1218,6 +1233,12 @@ class _Reading:
             if isinstance(a, ast.Call)
             and isinstance(a.func, ast.Name)
             and a.func.id in ("vars", "locals", "globals", "dir")
+        }
+        # print(sys.path) shows where imports look and changes nothing (white-box red team 24, F3:
+        # a student asking why an import fails lost every check); sys.path used any other way is
+        # refused
+        self.shown_values = {
+            id(a) for a in shown if isinstance(a, ast.Attribute) and self.resolved(a) in SHOWN_READ
         }
         self.library_objects = {
             t.id
@@ -1362,7 +1383,11 @@ class _Reading:
             self.add(node, f"{full} (reaches objects without naming them)")
         elif any(n in TRACING for n in names):
             self.add(node, f"{full} (the tracing the cost checks count lines with)")
-        elif id(node) in self.excepted or full in EVALUATOR_EXCEPTIONS:
+        elif (
+            id(node) in self.excepted
+            or full in EVALUATOR_EXCEPTIONS
+            or id(node) in self.shown_values
+        ):
             pass
         elif evaluator := next(
             (

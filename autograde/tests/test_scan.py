@@ -282,6 +282,12 @@ REACHING_IN = [
     "T = type('T', (), {'__array_wrap__': _grab})",
     # E4: a grammar the readings do not parse for every later cell
     "from __future__ import barry_as_FLUFL",
+    # F3's controls: what sits beside the names now allowed
+    "import numpy as np\nw = np.lib.stride_tricks.as_strided(x, (3,), (8,))",
+    "from numpy.lib.stride_tricks import as_strided",
+    "import IPython.core.display as d\nd.os.system('x')",
+    "from IPython.core.display import display_functions",
+    "import sys\nprint(sys.path.insert(0, ''))",
     "from __future__ import annotations, barry_as_FLUFL",
     "class L(torch.Tensor):\n    __torch_function__ = classmethod(_grab)",
     # B12: a process forked under another name, fed through descriptors under other names
@@ -307,6 +313,11 @@ HONEST = [
     "import pandas as pd\ndf = pd.DataFrame({'token': [1, 2]})\ndf",
     "from __future__ import annotations\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x",
     "import datetime\nprint(datetime.datetime.now())",
+    # F3: where imports look printed, an old tutorial's display import, 05's natural n-gram tool
+    "import sys\nprint(sys.version)\nprint(sys.path)  # why does my import fail?",
+    "from IPython.core.display import HTML\nHTML('<b>softmax</b> done')",
+    "from numpy.lib.stride_tricks import sliding_window_view\nw = sliding_window_view(x, 3)",
+    "import numpy as np\nw = np.lib.stride_tricks.sliding_window_view(x, 3)",
     "from google.colab import drive\ndrive.mount('/content/drive')",
     "import hashlib\nprint(hashlib.sha256(b'x').hexdigest())",
     "from scipy.stats import entropy\nprint(entropy([0.5, 0.5]))",
