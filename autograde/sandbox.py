@@ -636,6 +636,18 @@ def wrap(
     if reason:
         raise RuntimeError(f"cannot sandbox student code: {reason}")
     root = mode() == "root" if userns is None else not userns
+    return [
+        *_namespaces(root),
+        *_mounts(policy, readonly),
+        *_environment(env),
+        *_privileges_dropped(root, slot),
+        *_limits(policy),
+        *argv,
+    ]
+
+
+def _namespaces(root: bool) -> list[str]:
+    """bwrap with its own pid, ipc, uts, network and cgroup namespaces (and the seccomp filter)."""
     # --as-pid-1: the command itself is pid 1, with no bubblewrap reaper beside it holding the
     # grader's pipes (in a user namespace that reaper runs as the sandbox's uid, dumpable: a
     # white-box red team opened /proc/1/fd/1 from the answers' process and could write the grader's
@@ -658,41 +670,24 @@ def wrap(
     if root:
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
     else:
-        cmd += [
-            "--unshare-user",
-            "--disable-userns",
-            "--uid",
-            str(INSIDE_UID),
-            "--gid",
-            str(INSIDE_UID),
-        ]
+        uid = str(INSIDE_UID)
+        cmd += ["--unshare-user", "--disable-userns", "--uid", uid, "--gid", uid]
+    return cmd
+
+
+def _mounts(policy: Policy, readonly: list[Path]) -> list[str]:
+    """The system folders and ``readonly`` read-only, private tmpfs /tmp, /dev/shm and $HOME."""
+    cmd: list[str] = []
     for d in SYSTEM_DIRS:
         if os.path.exists(d):
             cmd += ["--ro-bind", d, d]
-    cmd += [
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--size",
-        str(policy.tmp_bytes),
-        "--perms",
-        "1777",
-        "--tmpfs",
-        "/tmp",
-        "--size",
-        str(policy.shm_bytes),
-        "--perms",
-        "1777",
-        "--tmpfs",
-        "/dev/shm",
-        "--size",
-        str(policy.home_bytes),
-        "--perms",
-        "1777",
-        "--tmpfs",
-        HOME,
-    ]
+    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    for size, folder in (
+        (policy.tmp_bytes, "/tmp"),
+        (policy.shm_bytes, "/dev/shm"),
+        (policy.home_bytes, HOME),
+    ):
+        cmd += ["--size", str(size), "--perms", "1777", "--tmpfs", folder]
     made: set[Path] = {Path(HOME), Path(HOME).parent}
     for path in [*python_paths(), *readonly]:
         path = Path(path)
@@ -703,33 +698,38 @@ def wrap(
                 cmd += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         cmd += ["--ro-bind", str(path), str(path)]
-    cmd += ["--chdir", HOME, "--clearenv"]
+    return cmd
+
+
+def _environment(env: dict[str, str] | None) -> list[str]:
+    """Its private $HOME as the working folder, and only ``env`` plus HOME, TMPDIR and PATH."""
+    cmd = ["--chdir", HOME, "--clearenv"]
     for key, value in (env or {}).items():
         cmd += ["--setenv", key, value]
-    cmd += [
-        "--setenv",
-        "HOME",
-        HOME,
-        "--setenv",
-        "TMPDIR",
-        "/tmp",
-        "--setenv",
-        "PATH",
-        f"{Path(sys.executable).parent}:/usr/bin:/bin",
+    path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    return cmd + ["--setenv", "HOME", HOME, "--setenv", "TMPDIR", "/tmp", "--setenv", "PATH", path]
+
+
+def _privileges_dropped(root: bool, slot: int) -> list[str]:
+    """As root: setpriv to the slot's own uid, no groups, no new privileges, no capabilities."""
+    if not root:
+        return []
+    uid = FIRST_UID + slot
+    return [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
     ]
-    if root:
-        uid = FIRST_UID + slot
-        cmd += [
-            "setpriv",
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
-            "--no-new-privs",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--",
-        ]
-    cmd += [
+
+
+def _limits(policy: Policy) -> list[str]:
+    """prlimit: address space, processes, file size, CPU time, open files, no core files."""
+    return [
         "prlimit",
         f"--as={policy.address_space}",
         f"--nproc={policy.max_processes}",
@@ -739,7 +739,6 @@ def wrap(
         "--core=0",
         "--",
     ]
-    return cmd + list(argv)
 
 
 def command(

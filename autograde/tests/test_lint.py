@@ -153,7 +153,6 @@ PENDING: dict[str, str] = {
     "autograde/intake.py::intake": LAID_OUT,
     "autograde/lms.py::export_grades": LAID_OUT,
     "autograde/lms.py::import_zip": LAID_OUT,
-    "autograde/sandbox.py::wrap": LAID_OUT,
     "autograde/sanitize.py::_align": LAID_OUT,
     "autograde/scan.py::_Reading.__init__": LAID_OUT,
     "autograde/scan.py::scan_source": LAID_OUT,
