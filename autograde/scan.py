@@ -1179,20 +1179,39 @@ class _Reading:
         }
         self.out: list[tuple[int, str]] = []
         self.magics: set[int] = set()  # get_ipython() calls read as the magic they run
+        self.excepted = self._excepted_chains()
+        self.class_names, self.shown_names, self.shown_values = self._looked_at()
         # names bound to a class made at run time (T = type(x)) or to a library's object (T =
         # torch.Tensor): their attributes are the library's (threat model, white-box red team 22:
-        # type(x).detach = f) the chains inside an excepted name (torch.testing inside
-        # torch.testing.assert_close) are read as it
-        self.excepted: set[int] = set()
-        for n in ast.walk(tree):
+        # type(x).detach = f)
+        self.library_objects = {
+            t.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Assign) and self._library_object(n.value)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+
+    def _excepted_chains(self) -> set[int]:
+        """ids of the chains inside an excepted name (torch.testing inside
+        torch.testing.assert_close), which are read as it."""
+        out: set[int] = set()
+        for n in ast.walk(self.tree):
             if isinstance(n, ast.Attribute) and self.resolved(n) in EVALUATOR_EXCEPTIONS:
                 inner = n.value
                 while isinstance(inner, ast.Attribute):  # np.lib and np.lib.stride_tricks alike
-                    self.excepted.add(id(inner))
+                    out.add(id(inner))
                     inner = inner.value
+        return out
+
+    def _looked_at(self) -> tuple[set[int], set[int], set[int]]:
+        """ids of what the cell only looks at: a type's name or a ``__class__``/``__dict__``
+        printed, formatted or compared; ``vars()``/``locals()``/``dir()`` shown; a SHOWN_READ name
+        printed."""
+        tree = self.tree
         # `x.__class__.__name__` in a message names a type and reaches nothing (white-box red team
         # 22, C6b)
-        self.class_names = {
+        class_names = {
             id(n.value)
             for n in ast.walk(tree)
             if isinstance(n, ast.Attribute)
@@ -1218,7 +1237,7 @@ class _Reading:
             if isinstance(n, ast.Compare)
             for x in (n.left, *n.comparators)
         ]
-        self.class_names |= {
+        class_names |= {
             id(a)
             for a in shown
             if isinstance(a, ast.Attribute)
@@ -1227,7 +1246,7 @@ class _Reading:
         }
         # print(vars(self)), print(locals()), f"{vars(obj)}": a namespace shown, not written (red
         # team 23, D5)
-        self.shown_names = {
+        shown_names = {
             id(a.func)
             for a in shown
             if isinstance(a, ast.Call)
@@ -1237,16 +1256,10 @@ class _Reading:
         # print(sys.path) shows where imports look and changes nothing (white-box red team 24, F3:
         # a student asking why an import fails lost every check); sys.path used any other way is
         # refused
-        self.shown_values = {
+        shown_values = {
             id(a) for a in shown if isinstance(a, ast.Attribute) and self.resolved(a) in SHOWN_READ
         }
-        self.library_objects = {
-            t.id
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Assign) and self._library_object(n.value)
-            for t in n.targets
-            if isinstance(t, ast.Name)
-        }
+        return class_names, shown_names, shown_values
 
     def add(self, node: ast.AST, what: str) -> None:
         self.out.append((getattr(node, "lineno", 0), what))
