@@ -258,70 +258,80 @@ def scan_source(source: str) -> list[str]:
     helpers = _c_loop_helpers(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-            )
-            for name in names:
-                top = name.split(".")[0]
-                if top in FORBIDDEN_IMPORTS:
-                    flags.append(f"import {top}: {FORBIDDEN_IMPORTS[top]}")
+            flags += _import_flags(node)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-            for t in targets:
-                name = _dotted(t)
-                if (
-                    "." in name
-                    and name.split(".")[0] in GUARDED_MODULES
-                    and not name.startswith(ALLOWED_ASSIGNMENTS)
-                ):
-                    flags.append(f"assigns {name}: patches a library the tests rely on")
+            flags += _assignment_flags(node)
         elif isinstance(node, ast.Call):
-            name = _dotted(node.func)
-            if name in FORBIDDEN_CALLS:
-                flags.append(f"{name}(): {FORBIDDEN_CALLS[name]}")
-            elif (
-                name in ("setattr", "delattr")
-                and node.args
-                and (
-                    not _dotted(node.args[0])
-                    or _dotted(node.args[0]).split(".")[0] in GUARDED_MODULES
-                )
-            ):
-                # setattr(self, k, v) in a class is ordinary code; on a library module (or an object
-                # computed in the call) it may patch the tests' tools
-                flags.append(f"{name}(): may patch a module")
-            elif name == "__import__" or name.endswith("import_module"):
-                flags.append(f"{name}(): imports a module by name")
-            elif name in ("getattr", "attrgetter", "__getattribute__") and node.args:
-                # getattr(torch.Tensor, "soft" + "max") or getattr(e, "__trace" + "back__") hides
-                # from this scan what a plain name would show; getattr(obj, name) with a variable
-                # name on one's own objects is ordinary code
-                looked_up = (
-                    node.args[-1] if name == "attrgetter" else node.args[min(1, len(node.args) - 1)]
-                )
-                on_module = (
-                    _dotted(node.args[0]).split(".")[0] in GUARDED_MODULES | INTROSPECTION_MODULES
-                )
-                if not isinstance(looked_up, ast.Constant) and (
-                    on_module or isinstance(looked_up, (ast.BinOp, ast.JoinedStr, ast.Call))
-                ):
-                    flags.append(f"{name}() with a computed name: hides what it reaches")
-            if (
-                name.rsplit(".", 1)[-1] in C_LOOPS
-                and any(_range_over_a_size(a, sized) for a in node.args)
-                and not _python_key(node, name.rsplit(".", 1)[-1])
-            ):
-                flags.append(
-                    f"{name}() over range(<a size>): a loop run by C code, which the cost checks "
-                    "cannot count"
-                )
-            elif _c_loop_by_method_or_helper(node, sized, helpers):
-                flags.append(
-                    f"{name or 'a call'}() over range(<a size>): a loop run by C code, which the "
-                    "cost checks cannot count"
-                )
+            flags += _call_flags(node, sized, helpers)
+    return flags
+
+
+def _import_flags(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """An import of a FORBIDDEN_IMPORTS module."""
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    return [
+        f"import {top}: {FORBIDDEN_IMPORTS[top]}"
+        for top in (name.split(".")[0] for name in names)
+        if top in FORBIDDEN_IMPORTS
+    ]
+
+
+def _assignment_flags(node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete) -> list[str]:
+    """An assignment to (or deletion of) an attribute of a library the tests rely on."""
+    targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+    flags = []
+    for t in targets:
+        name = _dotted(t)
+        if (
+            "." in name
+            and name.split(".")[0] in GUARDED_MODULES
+            and not name.startswith(ALLOWED_ASSIGNMENTS)
+        ):
+            flags.append(f"assigns {name}: patches a library the tests rely on")
+    return flags
+
+
+def _call_flags(node: ast.Call, sized: frozenset[str], helpers: dict[str, set[int]]) -> list[str]:
+    """A forbidden call, a patching setattr, an import by name, a lookup by a computed name, or a
+    loop over a size run by C code."""
+    flags = []
+    name = _dotted(node.func)
+    if name in FORBIDDEN_CALLS:
+        flags.append(f"{name}(): {FORBIDDEN_CALLS[name]}")
+    elif (
+        name in ("setattr", "delattr")
+        and node.args
+        and (not _dotted(node.args[0]) or _dotted(node.args[0]).split(".")[0] in GUARDED_MODULES)
+    ):
+        # setattr(self, k, v) in a class is ordinary code; on a library module (or an object
+        # computed in the call) it may patch the tests' tools
+        flags.append(f"{name}(): may patch a module")
+    elif name == "__import__" or name.endswith("import_module"):
+        flags.append(f"{name}(): imports a module by name")
+    elif name in ("getattr", "attrgetter", "__getattribute__") and node.args:
+        # getattr(torch.Tensor, "soft" + "max") or getattr(e, "__trace" + "back__") hides from
+        # this scan what a plain name would show; getattr(obj, name) with a variable name on one's
+        # own objects is ordinary code
+        looked_up = node.args[-1] if name == "attrgetter" else node.args[min(1, len(node.args) - 1)]
+        on_module = _dotted(node.args[0]).split(".")[0] in GUARDED_MODULES | INTROSPECTION_MODULES
+        if not isinstance(looked_up, ast.Constant) and (
+            on_module or isinstance(looked_up, (ast.BinOp, ast.JoinedStr, ast.Call))
+        ):
+            flags.append(f"{name}() with a computed name: hides what it reaches")
+    if (
+        name.rsplit(".", 1)[-1] in C_LOOPS
+        and any(_range_over_a_size(a, sized) for a in node.args)
+        and not _python_key(node, name.rsplit(".", 1)[-1])
+    ):
+        flags.append(
+            f"{name}() over range(<a size>): a loop run by C code, which the cost checks cannot "
+            "count"
+        )
+    elif _c_loop_by_method_or_helper(node, sized, helpers):
+        flags.append(
+            f"{name or 'a call'}() over range(<a size>): a loop run by C code, which the cost "
+            "checks cannot count"
+        )
     return flags
 
 

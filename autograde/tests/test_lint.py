@@ -154,7 +154,6 @@ PENDING: dict[str, str] = {
     "autograde/lms.py::export_grades": LAID_OUT,
     "autograde/lms.py::import_zip": LAID_OUT,
     "autograde/sanitize.py::_align": LAID_OUT,
-    "autograde/scan.py::scan_source": LAID_OUT,
     "autograde/selfcheck.py::check_notebooks": LAID_OUT,
     "autograde/tests/test_adversarial.py::graded": LAID_OUT,
     _OWN_METHODS: LAID_OUT,
