@@ -734,3 +734,48 @@ def test_the_absent_imports_are_absent_where_notebooks_are_graded():
             return False
 
     assert [m for m in ABSENT_IMPORTS if installed(m)] == []
+
+
+E6_FORMS = (
+    "\n%%time\nlog_softmax = _np",
+    ">>> %%time\n... log_softmax = _np",
+    ">>> %time log_softmax = _np",
+    "In [3]: %time log_softmax = _np",
+    "%%time\n%%capture\nlog_softmax = _np",
+    "  %%time\n  log_softmax = _np",
+)
+
+
+@pytest.mark.parametrize("cell", E6_FORMS)
+def test_a_timing_magic_after_ipythons_clean_up_is_read_as_the_code_it_runs(cell):
+    """White-box red team 24 (E6): IPython finds magics after its clean-up (leading blank lines,
+    common indentation, `>>> ` and `In [3]: ` prompts); plain_cell rewrote only a magic on the raw
+    first line, so "\\n%%time\\nBODY" ran BODY and the rules read a string (20/26, unflagged).
+    Ground truth: the relay's cell runner on a real IPython shell rebinds the answer; the reading
+    sees the rebinding."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograde.inside.relay import _run_cells, quiet_shell
+    from course_lib.checks.rules import notebook_violations
+
+    helper = "import numpy as np\n\ndef _np(x):\n    return np.logaddexp(x, x)\n"
+    honest = "def log_softmax(x):\n    s = x - x.max()\n    return s - s.exp().sum().log()\n"
+    assert notebook_violations([helper, honest, cell], "log_softmax", ["numpy.logaddexp"]), cell
+    shell = InteractiveShell.instance()
+    try:
+        quiet_shell(shell)
+        nb = nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell(c) for c in (helper, honest, cell)]
+        )
+
+        class Limit:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        _run_cells(shell, nb, set(), io.StringIO(), Limit)
+        assert shell.user_ns["log_softmax"] is shell.user_ns["_np"], cell
+    finally:
+        InteractiveShell.clear_instance()

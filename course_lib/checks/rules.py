@@ -251,13 +251,34 @@ def plain_cell(source: str) -> str:
     statement). The verification runs this text (autograde.inside.relay) and the readings read it,
     so what runs is what was read (white-box red team 23, D7: `%time softmax = helper` rebound the
     answer in a string no reading parsed). Lines keep their numbers."""
-    lines = source.split("\n")
-    if lines and (m := _TIMING_CELL.match(lines[0])):
+    # IPython looks for magics after its clean-up (leading blank lines dropped, common indentation,
+    # `>>> ` and `In [3]: ` prompts): so does this (white-box red team 24, E6: "\n%%time\nBODY" ran
+    # BODY, read as a string)
+    lines, dropped = _cleaned(source.split("\n"))
+    changed = False
+    while lines and (m := _TIMING_CELL.match(lines[0])):  # %%time, then %%capture inside it ...
         lines[0] = _timed_statement(m[2], True) if m[1] == "timeit" else ""
+        lines, more = _cleaned(lines)
+        dropped, changed = dropped + more, True
     for i, line in enumerate(lines):
         if m := _TIMING_LINE.match(line):
             lines[i] = m[1] + (_timed_statement(m[3] or "", m[2] == "timeit") or "pass")
-    return "\n".join(lines)
+            changed = True
+    return "\n".join([""] * dropped + lines) if changed else source
+
+
+def _cleaned(lines: list[str]) -> tuple[list[str], int]:
+    """IPython's clean-up of a cell's lines before it looks for magics, and how many leading lines
+    it dropped (none without IPython)."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return lines, 0
+    kept = [line + "\n" for line in lines]
+    for transform in TransformerManager().cleanup_transforms:
+        kept = transform(kept)
+    out = [line[:-1] if line.endswith("\n") else line for line in kept]
+    return out, len(lines) - len(out)
 
 
 def _strip_magics(source: str) -> str:
