@@ -160,8 +160,6 @@ PENDING: dict[str, str] = {
     "autograde/tests/test_grade.py::test_formgrader_page_runs_no_student_markup": LAID_OUT,
     "course_lib/checks/engine.py::_observe": LAID_OUT,
     "course_lib/checks/engine.py::judge": LAID_OUT,
-    "course_lib/checks/rules.py::_Scanner.find": LAID_OUT,
-    "course_lib/checks/rules.py::notebook_violations": LAID_OUT,
     "course_lib/plots.py::transformer_block": LAID_OUT,
     "course_lib/weights.py::read_gguf": LAID_OUT,
 }

@@ -371,7 +371,16 @@ class _Scanner:
         result is no function."""
         if id(node) in callees:
             return None
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
+            return None
+        return self.named(node)
+
+    def named(self, node: ast.AST) -> str | None:
+        """The rule of a forbidden function ``node`` names, or None: a dotted name through the
+        imports, a tensor's method (an expression's attribute), ``getattr(x, "name")``."""
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            if isinstance(getattr(node, "ctx", None), ast.Store):
+                return None
             parts = _dotted(node)
             full = self.resolve(parts) if parts else None
             if full is not None and (rule := self.matches(full)):
@@ -382,6 +391,7 @@ class _Scanner:
                 # an expression, i.e. a tensor's method
                 if base_full is None or base_full.endswith("Tensor"):
                     return f"Tensor.{node.attr}"
+            return None
         if (
             isinstance(node, ast.Call)
             and self.is_getattr(node.func)
@@ -393,6 +403,8 @@ class _Scanner:
             full = self.resolve(base) if base else None
             if full is not None and (rule := self.matches(f"{full}.{node.args[1].value}")):
                 return rule
+            if node.args[1].value in self.methods and full is None:
+                return f"Tensor.{node.args[1].value}"
         return None
 
     def _holds(self, obj: Any, depth: int = 0) -> str | None:
@@ -431,6 +443,29 @@ class _Scanner:
             if id(obj) in self.objects:
                 return self.objects[id(obj)]
         return None
+
+    def _dynamic(self, node: ast.AST, constant_getattr: set[int]) -> list[str]:
+        """The rules a name that runs strings or switches off the run-time checks breaks (DYNAMIC,
+        HOOKS)."""
+        if not isinstance(node, (ast.Attribute, ast.Name)) or isinstance(
+            getattr(node, "ctx", None), ast.Store
+        ):
+            return []
+        parts = _dotted(node)
+        full = self.resolve(parts) if parts else None
+        rules = []
+        if (
+            full in DYNAMIC
+            and (self.strict or full in UNIVERSAL)
+            and not (full == "builtins.getattr" and id(node) in constant_getattr)
+        ):
+            rules.append(f"{DYNAMIC[full]} (the grader cannot tell which function it reaches)")
+        if full in HOOKS or (full or "").startswith("sys.monitoring."):
+            rules.append(
+                f"{HOOKS.get(full, 'sys.monitoring')} (it switches off the checks that watch your "
+                "function run)"
+            )
+        return rules
 
     def find(self, tree: ast.AST, lines: list[str], function: str = "") -> list[Violation]:
         """Every forbidden use inside ``tree`` (one per line and rule); ``lines``: the source it
@@ -477,58 +512,16 @@ class _Scanner:
             # its exercise); a chain rooted at one (`torch.softmax` with a parameter `torch`) is
             # still read through the imports
             own = isinstance(node, ast.Name) and node.id in local
-            if (
-                isinstance(node, (ast.Attribute, ast.Name))
-                and not isinstance(getattr(node, "ctx", None), ast.Store)
-                and not own
-            ):
-                parts = _dotted(node)
-                full = self.resolve(parts) if parts else None
-                if (
-                    full in DYNAMIC
-                    and (self.strict or full in UNIVERSAL)
-                    and not (full == "builtins.getattr" and id(node) in constant_getattr)
-                ):
-                    add(node, f"{DYNAMIC[full]} (the grader cannot tell which function it reaches)")
-                if full in HOOKS or (full or "").startswith("sys.monitoring."):
-                    add(
-                        node,
-                        f"{HOOKS.get(full, 'sys.monitoring')} (it switches off the checks that "
-                        "watch your function run)",
-                    )
+            if not own:
+                for rule in self._dynamic(node, constant_getattr):
+                    add(node, rule)
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
                 for a in node.names:
                     full = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
                     if rule := self.matches(full):
                         add(node, rule)
-            elif (
-                isinstance(node, (ast.Attribute, ast.Name))
-                and not isinstance(getattr(node, "ctx", None), ast.Store)
-                and not own
-            ):
-                parts = _dotted(node)
-                full = self.resolve(parts) if parts else None
-                if full is not None and (rule := self.matches(full)):
-                    add(node, rule)
-                elif isinstance(node, ast.Attribute) and node.attr in self.methods:
-                    base = _dotted(node.value)
-                    base_full = self.resolve(base) if base else None
-                    # an expression, i.e. a tensor
-                    if base_full is None or base_full.endswith("Tensor"):
-                        add(node, f"Tensor.{node.attr}")
-            elif (
-                isinstance(node, ast.Call)
-                and self.is_getattr(node.func)
-                and len(node.args) >= 2
-                and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, str)
-            ):
-                base = _dotted(node.args[0])
-                full = self.resolve(base) if base else None
-                if full is not None and (rule := self.matches(f"{full}.{node.args[1].value}")):
-                    add(node, rule)
-                elif node.args[1].value in self.methods and full is None:
-                    add(node, f"Tensor.{node.args[1].value}")
+            elif not own and (rule := self.named(node)) is not None:
+                add(node, rule)
         return found
 
 
@@ -1224,27 +1217,7 @@ def notebook_violations(
         if (rule := scanner.kept(node, looked)) is not None:
             found.append(at(node, rule, "code that keeps it for later"))
     found += [at(node, rule, "code that keeps it for later") for node, rule in held.kept]
-    # what can run inside the call: the answer's bindings, every function that may run later, and
-    # the called-only functions they call
-    # the answer's bindings from the last one that surely runs (a plain def in a cell that runs it
-    # whatever happens): an earlier draft of the answer, or the course's own function imported to
-    # compare, is dead code
-    last = max(
-        (k for k, (n, tree, code) in enumerate(answer) if _sure_def(n, tree, code, sites, scanner)),
-        default=0,
-    )
-    read = [(n, "") for n, _, _ in answer[last:]] + [
-        (n, getattr(n, "name", "<lambda>")) for n in later
-    ]
-    reached = {function}
-    j = 0
-    while j < len(read):
-        node, _ = read[j]
-        j += 1
-        for n in _global_loads(node):
-            if n.id in called_only and n.id not in reached:
-                reached.add(n.id)
-                read += [(d, n.id) for d in defs[n.id]]
+    read = _runs_inside(function, answer, later, defs, sites, scanner)
     seen_nodes: set[int] = set()
     for node, name in read:
         if id(node) not in seen_nodes:
@@ -1262,6 +1235,39 @@ def notebook_violations(
     if not found:
         found += _string_code(cells, scanner)[:1]  # one is enough
     return found
+
+
+def _runs_inside(
+    function: str,
+    answer: list,
+    later: Sequence[ast.AST],
+    defs: Mapping[str, list],
+    sites: Mapping[str, list],
+    scanner: "_Scanner",
+) -> list[tuple[ast.AST, str]]:
+    """(node, the name its findings are reported under) for what can run inside the answer's call:
+    the answer's bindings, every function that may run later, and the called-only functions
+    (``defs``) they call by name."""
+    # the answer's bindings from the last one that surely runs (a plain def in a cell that runs it
+    # whatever happens): an earlier draft of the answer, or the course's own function imported to
+    # compare, is dead code
+    last = max(
+        (k for k, (n, tree, code) in enumerate(answer) if _sure_def(n, tree, code, sites, scanner)),
+        default=0,
+    )
+    read = [(n, "") for n, _, _ in answer[last:]] + [
+        (n, getattr(n, "name", "<lambda>")) for n in later
+    ]
+    reached = {function}
+    j = 0
+    while j < len(read):
+        node, _ = read[j]
+        j += 1
+        for n in _global_loads(node):
+            if n.id in defs and n.id not in reached:
+                reached.add(n.id)
+                read += [(d, n.id) for d in defs[n.id]]
+    return read
 
 
 def answer_is_stub(cells: Sequence[str], function: str) -> bool:
