@@ -22,7 +22,7 @@ import re
 import sys
 import unicodedata
 
-from autograde.inside.cells import NEUTRAL_MAGICS
+from autograde.inside.cells import NEUTRAL_CELL_MAGICS, NEUTRAL_MAGICS
 
 # Modules whose attributes a notebook has no business replacing: the libraries the tests compare
 # with.
@@ -1365,9 +1365,9 @@ class _Reading:
                     for line, what in hidden_reach(body.value)
                 )
         elif node.func.attr in ("system", "getoutput") or (
-            node.func.attr == "run_line_magic"
-            and str(name).lstrip("%") in NEUTRAL_MAGICS
-            and len(node.args) == 2
+            (node.func.attr, len(node.args)) in (("run_line_magic", 2), ("run_cell_magic", 3))
+            and str(name).lstrip("%")
+            in (NEUTRAL_MAGICS if node.func.attr == "run_line_magic" else NEUTRAL_CELL_MAGICS)
             and isinstance(node.args[1], ast.Constant)
             and not set(str(node.args[1].value)) & set("{}$")
         ):

@@ -16,7 +16,12 @@ DEMO_TAG = "demo"
 # relay.quiet_shell). The kernel still runs them.
 NEUTRAL_MAGICS = frozenset(
     {"pip", "conda", "mamba", "load_ext", "reload_ext", "unload_ext", "autoreload", "aimport"}
+    # a notebook's settings and looks around (white-box red team 24, F6: `%config
+    # InlineBackend.figure_format = 'retina'` failed every check of an honest notebook)
+    | {"config", "env", "set_env", "pwd", "ls", "xmode", "history", "debug"}
 )
+# cell magics whose body is not Python (notes, pictures): nothing in the verification
+NEUTRAL_CELL_MAGICS = frozenset({"html", "markdown", "latex", "svg", "javascript", "js"})
 
 
 def nbg(cell) -> dict:

@@ -26,7 +26,7 @@ import sys
 import types
 
 from autograde.inside import wire
-from autograde.inside.cells import NEUTRAL_MAGICS, is_autograded_test, is_demo
+from autograde.inside.cells import NEUTRAL_CELL_MAGICS, NEUTRAL_MAGICS, is_autograded_test, is_demo
 
 OUTCOME_LIMIT = wire.FRAME_CAP  # bytes of one check's reply read from the answers' process
 # the check name of a side record saying that the notebook changed the checks themselves
@@ -366,8 +366,13 @@ def quiet_shell(shell) -> None:
     shell.InteractiveTB.set_mode("Minimal")
     shell.system = shell.system_raw = shell.system_piped = nothing
     shell.getoutput = no_output
-    for name in NEUTRAL_MAGICS:
-        shell.register_magic_function(nothing, "line", name)
+    # straight into the table (register_magic_function sets an attribute named after the magic,
+    # and `config` is one its class already has)
+    # (an alias such as %ls already runs through shell.system, which does nothing)
+    for kind, names in (("line", NEUTRAL_MAGICS), ("cell", NEUTRAL_CELL_MAGICS)):
+        for name in names:
+            if not shell.alias_manager.is_alias(name):
+                shell.magics_manager.magics[kind][name] = nothing
 
 
 def _answers(job: dict, out_fd: int) -> None:

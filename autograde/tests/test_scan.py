@@ -4,6 +4,7 @@ notebooks."""
 from __future__ import annotations
 
 import io
+import os
 import sys
 
 import nbformat
@@ -282,6 +283,9 @@ REACHING_IN = [
     "T = type('T', (), {'__array_wrap__': _grab})",
     # E4: a grammar the readings do not parse for every later cell
     "from __future__ import barry_as_FLUFL",
+    # F6's controls: a magic line IPython expands (evaluates) before the magic is called
+    "%env X={os.system('id')}",
+    "%%html {x}\n<b>a</b>",
     # F3's controls: what sits beside the names now allowed
     "import numpy as np\nw = np.lib.stride_tricks.as_strided(x, (3,), (8,))",
     "from numpy.lib.stride_tricks import as_strided",
@@ -313,6 +317,11 @@ HONEST = [
     "import pandas as pd\ndf = pd.DataFrame({'token': [1, 2]})\ndf",
     "from __future__ import annotations\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x",
     "import datetime\nprint(datetime.datetime.now())",
+    # F6: a notebook's settings and notes
+    "%config InlineBackend.figure_format = 'retina'",
+    "%env TOKENIZERS_PARALLELISM=false",
+    "%%html\n<b>softmax</b>: notes",
+    "%pwd",
     # F3: where imports look printed, an old tutorial's display import, 05's natural n-gram tool
     "import sys\nprint(sys.version)\nprint(sys.path)  # why does my import fail?",
     "from IPython.core.display import HTML\nHTML('<b>softmax</b> done')",
@@ -621,10 +630,17 @@ def test_the_verification_runs_no_automagic_shell_line_or_neutral_magic(tmp_path
             "%pip install --no-index nothing-at-all",
             "%load_ext no_such_extension",
             "%autoreload 2",
+            # white-box red team 24, F6
+            "%config InlineBackend.figure_format = 'retina'",
+            "%env QUIET_SHELL_MARKER=1",
+            "%xmode Plain",
+            f"%%html\n<b>{marker}</b>",
+            f"%%javascript\nconsole.log('{marker}')",
         ):
             result = shell.run_cell(line)
             assert result.success and not marker.exists(), line
         assert list(shell.user_ns["out"]) == []
+        assert "QUIET_SHELL_MARKER" not in os.environ
     finally:
         InteractiveShell.clear_instance()
 
