@@ -150,7 +150,6 @@ PENDING: dict[str, str] = {
     "autograde/inside/runner.py::_run_once": LAID_OUT,
     "autograde/intake.py::intake": LAID_OUT,
     "autograde/sandbox.py::wrap": LAID_OUT,
-    "autograde/sanitize.py::_align": LAID_OUT,
     "autograde/scan.py::_Reading.__init__": LAID_OUT,
     "autograde/scan.py::scan_source": LAID_OUT,
     "autograde/selfcheck.py::check_notebooks": LAID_OUT,
