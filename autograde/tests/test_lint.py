@@ -152,7 +152,6 @@ PENDING: dict[str, str] = {
     "autograde/sandbox.py::wrap": LAID_OUT,
     "autograde/scan.py::_Reading.__init__": LAID_OUT,
     "autograde/scan.py::scan_source": LAID_OUT,
-    "autograde/selfcheck.py::check_notebooks": LAID_OUT,
     "autograde/tests/test_adversarial.py::graded": LAID_OUT,
     _OWN_METHODS: LAID_OUT,
     "autograde/tests/test_grade.py::test_formgrader_page_runs_no_student_markup": LAID_OUT,
