@@ -319,6 +319,50 @@ def grade_on_cluster(
         )
 
 
+def _preflight_all(client, spec: Spec, token: str) -> list[str]:
+    """Run preflight on every worker: their addresses, or RuntimeError naming the bad ones."""
+    addrs = list(_workers(client))
+    checks = client.gather(
+        [
+            client.submit(
+                preflight,
+                spec,
+                workers=[a],
+                allow_other_workers=False,
+                pure=False,
+                key=f"preflight-{token}-{a}",
+            )
+            for a in addrs
+        ]
+    )
+    bad = [f"{i['host']} (pid {i['pid']}): {i['error']}" for i in checks if i["error"]]
+    if bad:
+        raise RuntimeError("cannot grade on this cluster: " + "; ".join(bad))
+    return addrs
+
+
+def _task_record(g: Grader, f, job: Job) -> dict:
+    """The record of one finished grading future: its result, or a failed record that says why."""
+    from distributed import KilledWorker
+
+    try:
+        rec = f.result()
+    except KilledWorker as e:
+        rec = failed_record(
+            g,
+            job,
+            "worker lost: every worker that graded this submission died under it "
+            f"(the scheduler's allowed-failures was reached): {e}"[:500],
+        )
+    # after `retries` reruns: a harness failure, reported, never dropped
+    except Exception as e:
+        rec = failed_record(g, job, f"grading failed on the cluster: {type(e).__name__}: {e}"[:500])
+    # so that export() and formgrader's merge see the row too
+    if rec.get("cluster_failure"):
+        write_atomic(g.out / "details" / job.student / f"{job.assignment}.json", dump_json(rec))
+    return rec
+
+
 def _grade_on_cluster(
     g: Grader,
     jobs: list[Job],
@@ -331,7 +375,7 @@ def _grade_on_cluster(
     retries: int,
     wait_s: float,
 ) -> list[dict]:
-    from distributed import Client, KilledWorker, as_completed
+    from distributed import Client, as_completed
 
     course = g.course
     g.prepare(assignments)
@@ -347,23 +391,7 @@ def _grade_on_cluster(
     records: dict[tuple[str, str], dict] = {}
     try:
         _check_resources(client, limits, wait_s)
-        addrs = list(_workers(client))
-        checks = client.gather(
-            [
-                client.submit(
-                    preflight,
-                    spec,
-                    workers=[a],
-                    allow_other_workers=False,
-                    pure=False,
-                    key=f"preflight-{token}-{a}",
-                )
-                for a in addrs
-            ]
-        )
-        bad = [f"{i['host']} (pid {i['pid']}): {i['error']}" for i in checks if i["error"]]
-        if bad:
-            raise RuntimeError("cannot grade on this cluster: " + "; ".join(bad))
+        addrs = _preflight_all(client, spec, token)
         log(f"grading {len(jobs)} submission(s) on {len(addrs)} worker(s)")
         futures = {}
         for j in jobs:
@@ -381,25 +409,7 @@ def _grade_on_cluster(
         last_csv = 0.0
         for f in as_completed([f for f, _ in futures.values()]):
             job = futures[f.key][1]
-            try:
-                rec = f.result()
-            except KilledWorker as e:
-                rec = failed_record(
-                    g,
-                    job,
-                    "worker lost: every worker that graded this submission died under it "
-                    f"(the scheduler's allowed-failures was reached): {e}"[:500],
-                )
-            # after `retries` reruns: a harness failure, reported, never dropped
-            except Exception as e:
-                rec = failed_record(
-                    g, job, f"grading failed on the cluster: {type(e).__name__}: {e}"[:500]
-                )
-            # so that export() and formgrader's merge see the row too
-            if rec.get("cluster_failure"):
-                write_atomic(
-                    g.out / "details" / job.student / f"{job.assignment}.json", dump_json(rec)
-                )
+            rec = _task_record(g, f, job)
             records[(job.student, job.assignment)] = rec
             log(
                 f"{shown(job.student)}/{shown(job.assignment)}: {rec['status']} "

@@ -176,6 +176,101 @@ def _apart(keyed: list[tuple[str, Entry]], result: ImportResult) -> dict[str, li
     return by_student
 
 
+def _notebook_entries(
+    members: list[str], lms: str, rows: list[dict] | None, result: ImportResult
+) -> list[tuple[str, Entry]]:
+    """(student id, entry) for each notebook member named by the LMS's scheme; listed as skipped:
+    a notebook named otherwise, and a member named by the scheme that is not a notebook."""
+    keyed: list[tuple[str, Entry]] = []
+    for member in members:
+        e = parse_member(member, lms)
+        if e is None:
+            if member.lower().endswith(".ipynb"):
+                result.skipped.append(
+                    (member, f"name follows neither Canvas's nor Moodle's scheme ({lms})")
+                )
+            continue
+        if not e.file.lower().endswith(".ipynb"):
+            result.skipped.append((member, "not a notebook"))
+            continue
+        keyed.append((_student_id(e, rows, result), e))
+    return keyed
+
+
+def _one_notebook(
+    student: str, entries: list[Entry], assignment: str, result: ImportResult
+) -> Entry | None:
+    """The one notebook to take for STUDENT; None, with the entries listed as skipped, when the
+    folder name is unsafe, two accounts share the id, or no single notebook fits."""
+    if not SAFE_ID.match(student):
+        result.skipped.append(
+            (entries[0].member, f"student id {student!r} cannot be a folder name")
+        )
+        return None
+    named = [e for e in entries if _notebook_stem(e.file) == assignment]
+    pick = named if named else entries
+    # one id on two platforms in an "auto" zip
+    if len({(e.lms, e.lms_id) for e in entries}) > 1:
+        result.skipped += [
+            (e.member, f"two LMS accounts map to student {student!r}") for e in entries
+        ]
+        return None
+    if len(pick) != 1:
+        result.skipped += [
+            (
+                e.member,
+                f"{len(pick)} candidate notebooks for {student!r}; "
+                f"expected one named {assignment}.ipynb",
+            )
+            for e in pick
+        ]
+        return None
+    return pick[0]
+
+
+def _set_time(
+    e: Entry, info: zipfile.ZipInfo, student: str, zip_timezone: str, times, rostered: bool
+) -> None:
+    """Fill E's submission time: Moodle's from its zip member, Canvas's from ``times`` if given."""
+    if e.lms == "moodle":
+        from autograde.deadlines import zip_member_time
+
+        at = zip_member_time(info, zip_timezone)
+        e.submitted_at = at.isoformat() if at else ""
+    # ids in their own spaces: an SIS id only for a folder the roster named
+    elif times is not None:
+        e.submitted_at, e.why_no_time = times.lookup(
+            e.lms_id, student, rostered and student != e.lms_id
+        )
+
+
+def _notebook_bytes(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, e: Entry, result: ImportResult
+) -> bytes | None:
+    """The member's bytes; None, listed as skipped, when it is over MAX_NOTEBOOK_BYTES (as the zip
+    says, or as read: the stated size is not trusted)."""
+    if info.file_size > MAX_NOTEBOOK_BYTES:
+        result.skipped.append(
+            (e.member, f"{info.file_size} bytes, over the {MAX_NOTEBOOK_BYTES} limit")
+        )
+        return None
+    with zf.open(info) as f:
+        data = f.read(MAX_NOTEBOOK_BYTES + 1)
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        result.skipped.append((e.member, f"over the {MAX_NOTEBOOK_BYTES}-byte limit"))
+        return None
+    return data
+
+
+def _write_if_changed(dest: Path, data: bytes) -> None:
+    """Write DATA to DEST through a temporary file, only if DEST does not hold it already."""
+    if not dest.exists() or dest.read_bytes() != data:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(dest)
+
+
 def import_zip(
     zip_path: Path,
     submissions: Path,
@@ -205,73 +300,21 @@ def import_zip(
         raise ValueError(f"assignment id {assignment!r} cannot be a folder name")
     rows = read_roster(roster) if roster else None
     result = ImportResult()
-    keyed: list[tuple[str, Entry]] = []
     with zipfile.ZipFile(zip_path) as zf:
         infos = {i.filename: i for i in zf.infolist() if not i.is_dir()}
-        for member in sorted(infos):
-            e = parse_member(member, lms)
-            if e is None:
-                if member.lower().endswith(".ipynb"):
-                    result.skipped.append(
-                        (member, f"name follows neither Canvas's nor Moodle's scheme ({lms})")
-                    )
-                continue
-            if not e.file.lower().endswith(".ipynb"):
-                result.skipped.append((member, "not a notebook"))
-                continue
-            keyed.append((_student_id(e, rows, result), e))
+        keyed = _notebook_entries(sorted(infos), lms, rows, result)
         for student, entries in sorted(_apart(keyed, result).items()):
-            if not SAFE_ID.match(student):
-                result.skipped.append(
-                    (entries[0].member, f"student id {student!r} cannot be a folder name")
-                )
+            e = _one_notebook(student, entries, assignment, result)
+            if e is None:
                 continue
-            named = [e for e in entries if _notebook_stem(e.file) == assignment]
-            pick = named if named else entries
-            # one id on two platforms in an "auto" zip
-            if len({(e.lms, e.lms_id) for e in entries}) > 1:
-                result.skipped += [
-                    (e.member, f"two LMS accounts map to student {student!r}") for e in entries
-                ]
-                continue
-            if len(pick) != 1:
-                result.skipped += [
-                    (
-                        e.member,
-                        f"{len(pick)} candidate notebooks for {student!r}; "
-                        f"expected one named {assignment}.ipynb",
-                    )
-                    for e in pick
-                ]
-                continue
-            e = pick[0]
             info = infos[e.member]
-            if e.lms == "moodle":
-                from autograde.deadlines import zip_member_time
-
-                at = zip_member_time(info, zip_timezone)
-                e.submitted_at = at.isoformat() if at else ""
-            # ids in their own spaces: an SIS id only for a folder the roster named
-            elif times is not None:
-                e.submitted_at, e.why_no_time = times.lookup(
-                    e.lms_id, student, rows is not None and student != e.lms_id
-                )
-            if info.file_size > MAX_NOTEBOOK_BYTES:
-                result.skipped.append(
-                    (e.member, f"{info.file_size} bytes, over the {MAX_NOTEBOOK_BYTES} limit")
-                )
+            _set_time(e, info, student, zip_timezone, times, rows is not None)
+            data = _notebook_bytes(zf, info, e, result)
+            if data is None:
                 continue
-            with zf.open(info) as f:
-                data = f.read(MAX_NOTEBOOK_BYTES + 1)
-            if len(data) > MAX_NOTEBOOK_BYTES:
-                result.skipped.append((e.member, f"over the {MAX_NOTEBOOK_BYTES}-byte limit"))
-                continue
-            dest = Path(submissions) / student / assignment / f"{assignment}.ipynb"
-            if not dest.exists() or dest.read_bytes() != data:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                tmp = dest.with_name(f".{dest.name}.tmp")
-                tmp.write_bytes(data)
-                tmp.replace(dest)
+            _write_if_changed(
+                Path(submissions) / student / assignment / f"{assignment}.ipynb", data
+            )
             result.placed[student] = e.member
             result.accounts[student] = e
             if e.late:
@@ -348,6 +391,52 @@ def _logins(roster: Path) -> dict[str, str]:
         }
 
 
+def _export_body(
+    rows: list[dict], lms: str, people: dict[str, dict], logins: dict[str, str], record: dict
+) -> tuple[list[list], list[str], list[str], list[str]]:
+    """(body rows of the LMS's CSV, students not final, students the roster lacks, students left
+    out), one row per grades.csv row as ``export_grades`` describes."""
+    from autograde.deadlines import row_text
+
+    body: list[list] = []
+    pending: list[str] = []
+    unmatched: list[str] = []
+    left_out: list[str] = []
+    for r in rows:
+        sid = r["student"]
+        p = people.get(sid)
+        account = record.get(sid, {})
+        # not final: blank (the LMS keeps what it had), listed on stdout
+        final = Status.parse(r["status"]).final
+        score = (r.get("final_score") or r["score"]) if final else ""  # after the late penalty
+        if not final:
+            pending.append(f"{sid} ({r['status']})")
+        # the folder is named by the LMS's own id: no roster row matched
+        from_lms = account.get("lms_id") == sid
+        if p is None:
+            unmatched.append(sid)
+        if lms == "canvas":
+            canvas_id = account.get("lms_id", "") if account.get("lms") == "canvas" else ""
+            name = f"{p['last']}, {p['first']}" if p and (p["last"] or p["first"]) else sid
+            sis = "" if from_lms and p is None else sid
+            body.append([name, canvas_id, sis, logins.get(sid, ""), "", score])
+        else:
+            if from_lms and p is None and account.get("lms") == "moodle":
+                left_out.append(sid)
+                continue
+            body.append(
+                [
+                    p["first"] if p else "",
+                    p["last"] if p else "",
+                    sid,
+                    p["email"] if p else "",
+                    score,
+                    row_text(r),
+                ]
+            )
+    return body, pending, unmatched, left_out
+
+
 def export_grades(
     out: Path,
     dest: Path,
@@ -387,7 +476,6 @@ def export_grades(
     late students and their penalties are listed on stdout instead. Returns the number of student
     rows written.
     """
-    from autograde.deadlines import row_text
     from autograde.gradebook import read_roster
 
     if lms not in ("canvas", "moodle"):
@@ -398,39 +486,7 @@ def export_grades(
     logins = _logins(Path(roster_path)) if people else {}
     record = read_record(submissions, assignment)
     column = column or assignment
-    body, pending, unmatched, left_out = [], [], [], []
-    for r in rows:
-        sid = r["student"]
-        p = people.get(sid)
-        account = record.get(sid, {})
-        # not final: blank (the LMS keeps what it had), listed on stdout
-        final = Status.parse(r["status"]).final
-        score = (r.get("final_score") or r["score"]) if final else ""  # after the late penalty
-        if not final:
-            pending.append(f"{sid} ({r['status']})")
-        # the folder is named by the LMS's own id: no roster row matched
-        from_lms = account.get("lms_id") == sid
-        if p is None:
-            unmatched.append(sid)
-        if lms == "canvas":
-            canvas_id = account.get("lms_id", "") if account.get("lms") == "canvas" else ""
-            name = f"{p['last']}, {p['first']}" if p and (p["last"] or p["first"]) else sid
-            sis = "" if from_lms and p is None else sid
-            body.append([name, canvas_id, sis, logins.get(sid, ""), "", score])
-        else:
-            if from_lms and p is None and account.get("lms") == "moodle":
-                left_out.append(sid)
-                continue
-            body.append(
-                [
-                    p["first"] if p else "",
-                    p["last"] if p else "",
-                    sid,
-                    p["email"] if p else "",
-                    score,
-                    row_text(r),
-                ]
-            )
+    body, pending, unmatched, left_out = _export_body(rows, lms, people, logins, record)
     if lms == "canvas":
         points = max((float(r["max_score"]) for r in rows), default=0.0)
         # canvas-lms reads the row whose first field matches /Points Possible/ as the columns'

@@ -20,6 +20,7 @@ import difflib
 import html
 import json
 import re
+from collections.abc import Iterator
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
@@ -112,12 +113,10 @@ def _retyped(r, c: dict) -> bool:
     )
 
 
-def _align(release: list, sub: list[dict]) -> dict[int, int]:
-    """release cell index -> submission cell index (one to one; a moved cell keeps its place in the
-    submission)."""
+def _by_id(release: list, sub: list[dict]) -> dict[int, int]:
+    """Step 1 of ``_align``: cell ids, unique in the submission and of the same type, wherever the
+    student moved the cell."""
     match: dict[int, int] = {}
-    # 1. cell ids, unique in the submission and of the same type, wherever the student moved the
-    # cell
     sub_ids: dict[str, list[int]] = {}
     for j, c in enumerate(sub):
         if c["id"]:
@@ -130,19 +129,25 @@ def _align(release: list, sub: list[dict]) -> dict[int, int]:
             and js[0] not in match.values()
         ):
             match[i] = js[0]
+    return match
 
-    def gaps():
-        """(release cells, submission cells) still unmatched between two anchors."""
-        used = set(match.values())
-        anchors = [(-1, -1)] + _increasing(match) + [(len(release), len(sub))]
-        for (i0, j0), (i1, j1) in zip(anchors, anchors[1:]):
-            rs = [i for i in range(i0 + 1, i1) if i not in match]
-            ss = [j for j in range(j0 + 1, j1) if j not in used]
-            if rs and ss:
-                yield rs, ss
 
-    # 2. identical content inside each gap
-    for rs, ss in list(gaps()):
+def _gaps(
+    release: list, sub: list[dict], match: dict[int, int]
+) -> Iterator[tuple[list[int], list[int]]]:
+    """(release cells, submission cells) still unmatched between two anchors."""
+    used = set(match.values())
+    anchors = [(-1, -1)] + _increasing(match) + [(len(release), len(sub))]
+    for (i0, j0), (i1, j1) in zip(anchors, anchors[1:]):
+        rs = [i for i in range(i0 + 1, i1) if i not in match]
+        ss = [j for j in range(j0 + 1, j1) if j not in used]
+        if rs and ss:
+            yield rs, ss
+
+
+def _by_content(release: list, sub: list[dict], match: dict[int, int]) -> None:
+    """Step 2 of ``_align``: identical content inside each gap, added to MATCH."""
+    for rs, ss in list(_gaps(release, sub, match)):
         a = [(release[i].cell_type, _norm(release[i].source)) for i in rs]
         # an instructor notebook's test cell is its release text plus hidden blocks (selfcheck
         # grades it stripped)
@@ -150,16 +155,19 @@ def _align(release: list, sub: list[dict]) -> dict[int, int]:
         for blk in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
             for k in range(blk.size):
                 match[rs[blk.a + k]] = ss[blk.b + k]
-    # 3. answer cells left, within each gap and in order: the most similar cell of the same type
-    # (Colab strips ids; a prose answer has nothing else to go by), unless that cell is more like
-    # another answer (it was moved: step 4). Only answers: a test or other locked cell that is
-    # missing is put back from the release, and never takes the place of a student's cell (whose
-    # code it would replace)
-    cache: dict[tuple[int, int], tuple[float, float]] = {}
 
-    def like(i: int, j: int) -> tuple[float, float]:
+
+class _Alike:
+    """How alike a release cell and a submission cell are, each pair computed once."""
+
+    def __init__(self, release: list, sub: list[dict]) -> None:
+        self.release, self.sub = release, sub
+        self.cache: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def like(self, i: int, j: int) -> tuple[float, float]:
         """How alike: the share of names defined in either that both define, then the text's
         similarity."""
+        release, sub, cache = self.release, self.sub, self.cache
         if (i, j) not in cache:
             a, b = _DEFINES.findall(release[i].source), _DEFINES.findall(sub[j]["source"])
             shared = len(set(a) & set(b)) / len(set(a) | set(b)) if a or b else 0.0
@@ -169,17 +177,27 @@ def _align(release: list, sub: list[dict]) -> dict[int, int]:
             )
         return cache[i, j]
 
-    def fits(i: int, j: int) -> bool:
+    def fits(self, i: int, j: int) -> bool:
         """Same type, and if the release's answer defines names (``def double``), the cell defines
         one of them."""
+        release, sub = self.release, self.sub
         if _retyped(release[i], sub[j]):
-            return like(i, j)[0] > 0
+            return self.like(i, j)[0] > 0
         return sub[j]["cell_type"] == release[i].cell_type and (
-            like(i, j)[0] > 0 or not _DEFINES.search(release[i].source)
+            self.like(i, j)[0] > 0 or not _DEFINES.search(release[i].source)
         )
 
-    answers = [i for i, r in enumerate(release) if nbg(r).get("solution")]
-    for rs, ss in list(gaps()):
+
+def _answers_in_gaps(
+    release: list, sub: list[dict], match: dict[int, int], answers: list[int], alike: _Alike
+) -> None:
+    """Step 3 of ``_align``: answer cells left, within each gap and in order: the most similar cell
+    of the same type (Colab strips ids; a prose answer has nothing else to go by), unless that cell
+    is more like another answer (it was moved: step 4). Only answers: a test or other locked cell
+    that is missing is put back from the release, and never takes the place of a student's cell
+    (whose code it would replace)."""
+    like, fits = alike.like, alike.fits
+    for rs, ss in list(_gaps(release, sub, match)):
         pos = 0
         for i in rs:
             cands = [j for j in ss[pos:] if fits(i, j)]
@@ -195,16 +213,21 @@ def _align(release: list, sub: list[dict]) -> dict[int, int]:
                 continue
             match[i] = best
             pos = ss.index(best) + 1
-    # 4. answers still unmatched (moved past other cells, ids stripped): the most similar cell left
-    # anywhere
+
+
+def _moved_answers(
+    sub: list[dict], match: dict[int, int], answers: list[int], alike: _Alike
+) -> None:
+    """Step 4 of ``_align``: answers still unmatched (moved past other cells, ids stripped): the
+    most similar cell left anywhere."""
     used = set(match.values())
     pairs = sorted(
         (
-            (like(i, j), -j, -i, i, j)
+            (alike.like(i, j), -j, -i, i, j)
             for i in answers
             if i not in match
             for j in range(len(sub))
-            if j not in used and fits(i, j)
+            if j not in used and alike.fits(i, j)
         ),
         reverse=True,
     )
@@ -212,6 +235,17 @@ def _align(release: list, sub: list[dict]) -> dict[int, int]:
         if i not in match and j not in used:
             match[i] = j
             used.add(j)
+
+
+def _align(release: list, sub: list[dict]) -> dict[int, int]:
+    """release cell index -> submission cell index (one to one; a moved cell keeps its place in the
+    submission), in four steps, each matching only what the ones before left."""
+    match = _by_id(release, sub)
+    _by_content(release, sub, match)
+    alike = _Alike(release, sub)
+    answers = [i for i, r in enumerate(release) if nbg(r).get("solution")]
+    _answers_in_gaps(release, sub, match, answers, alike)
+    _moved_answers(sub, match, answers, alike)
     return match
 
 

@@ -206,43 +206,104 @@ def _run_zoo(course: Course, assignment: str, by_exercise: dict, counts: dict, l
     return problems
 
 
+def _stage_notebooks(course: Course, assignments: list[str], subs: Path) -> list[str]:
+    """Put each assignment's instructor notebooks, stripped of metadata, under SUBS/stripped and
+    its release notebooks under SUBS/untouched; problems if a stripped copy rebuilds differently."""
+    import nbformat
+
+    from autograde.sanitize import rebuild
+
+    problems = []
+    for a in assignments:
+        for p in course.source_notebooks(a):
+            # the same answers after an editor dropped all metadata and renumbered cell ids
+            # (Colab does)
+            nb = json.loads(p.read_text())
+            for i, cell in enumerate(nb["cells"]):
+                cell["metadata"], cell["id"] = {}, f"stripped-{i}"
+            # Grading sees only the rebuilt notebook: when the instructor notebook and its
+            # stripped copy rebuild to the same cells (ids aside), grading the stripped one
+            # proves both (and halves the cost).
+            release = nbformat.read(str(course.release_notebook(a, p.stem)), as_version=4)
+            cells = [
+                [(c.cell_type, c.source, c.metadata) for c in rebuild(raw, release)[0].cells]
+                for raw in (p.read_bytes(), json.dumps(nb).encode())
+            ]
+            if cells[0] != cells[1]:
+                problems.append(
+                    f"{a}/{p.name}: the instructor notebook and its stripped copy rebuild "
+                    "differently: grading would depend on the student's metadata"
+                )
+            (subs / "stripped" / a).mkdir(parents=True, exist_ok=True)
+            (subs / "stripped" / a / p.name).write_text(json.dumps(nb))
+            (subs / "untouched" / a).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(course.release_notebook(a, p.stem), subs / "untouched" / a / p.name)
+    return problems
+
+
+def _record_problems(r: dict) -> list[str]:
+    """What is wrong with one self-check record: the stripped instructor notebook must score full
+    marks with only the instructor's flag, the untouched one 0 with only NotImplementedErrors."""
+    problems = []
+    who, a = r["student"], r["assignment"]
+    status = GradeRecord.from_json(r).status
+    if who == "stripped":
+        # the instructor's own notebook: every answer holds solution markers, and the harness
+        # must say so (a hard link into solutions/ is graded as a student's otherwise); no other
+        # flag is expected
+        ours = [f for f in r.get("flags", []) if "the instructor" in f]
+        if not ours:
+            problems.append(
+                f"stripped notebook of {a}: the instructor notebook was graded without the "
+                "flag that it holds the instructor's text"
+            )
+        others = [
+            c
+            for c in GradeRecord.from_json(r).conditions
+            if c.kind is Status.FLAGGED and "pattern(s) to look at" not in c.text
+        ]
+        if status is Status.FLAGGED and len(ours) == len(r.get("flags", [])) and not others:
+            status = Status.NEEDS_MANUAL_GRADE
+    if status not in (Status.GRADED, Status.NEEDS_MANUAL_GRADE):
+        problems.append(f"{who} notebook of {a}: status {r['status']}: {r['detail']}")
+    for name, nb in r["notebooks"].items():
+        auto = [t for t in nb["tests"] if t["result"] in ("passed", "failed")]
+        if who == "stripped":
+            problems += [
+                f"{who} {a}/{name}: test {t['grade_id']} scored "
+                f"{t['points']:g}/{t['max_points']:g}: {t.get('error', '')}"
+                for t in auto
+                if t["points"] != t["max_points"]
+            ]
+            problems += [
+                f"{who} {a}/{name}: cell {e['cell']} raised {e['ename']}"
+                for e in nb["errors_outside_tests"]
+            ]
+        else:
+            problems += [
+                f"untouched {a}/{name}: test {t['grade_id']} gives {t['points']:g} free points"
+                for t in auto
+                if t["points"] != 0
+            ]
+            problems += [
+                f"untouched {a}/{name}: cell {e['cell']} raised {e['ename']} "
+                "(only NotImplementedError allowed)"
+                for e in nb["errors_outside_tests"]
+                if e["ename"] != "NotImplementedError"
+            ]
+    return problems
+
+
 def check_notebooks(
     course: Course, assignments: list[str], workers: int = 2, log=print
 ) -> list[str]:
     """Grade the instructor notebooks (must be perfect) and the untouched student notebooks (must
     score 0)."""
-    import nbformat
-
     from autograde.grade import grade
-    from autograde.sanitize import rebuild
 
-    problems = []
     with tempfile.TemporaryDirectory(prefix="autograde-selfcheck-") as tmp:
         subs = Path(tmp) / "submitted"
-        for a in assignments:
-            for p in course.source_notebooks(a):
-                # the same answers after an editor dropped all metadata and renumbered cell ids
-                # (Colab does)
-                nb = json.loads(p.read_text())
-                for i, cell in enumerate(nb["cells"]):
-                    cell["metadata"], cell["id"] = {}, f"stripped-{i}"
-                # Grading sees only the rebuilt notebook: when the instructor notebook and its
-                # stripped copy rebuild to the same cells (ids aside), grading the stripped one
-                # proves both (and halves the cost).
-                release = nbformat.read(str(course.release_notebook(a, p.stem)), as_version=4)
-                cells = [
-                    [(c.cell_type, c.source, c.metadata) for c in rebuild(raw, release)[0].cells]
-                    for raw in (p.read_bytes(), json.dumps(nb).encode())
-                ]
-                if cells[0] != cells[1]:
-                    problems.append(
-                        f"{a}/{p.name}: the instructor notebook and its stripped copy rebuild "
-                        "differently: grading would depend on the student's metadata"
-                    )
-                (subs / "stripped" / a).mkdir(parents=True, exist_ok=True)
-                (subs / "stripped" / a / p.name).write_text(json.dumps(nb))
-                (subs / "untouched" / a).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(course.release_notebook(a, p.stem), subs / "untouched" / a / p.name)
+        problems = _stage_notebooks(course, assignments, subs)
         try:
             records = grade(
                 course,
@@ -260,52 +321,7 @@ def check_notebooks(
             for line in (Path(tmp) / "out" / "timings.jsonl").read_text().splitlines()
         ]
     for r in records:
-        who, a = r["student"], r["assignment"]
-        status = GradeRecord.from_json(r).status
-        if who == "stripped":
-            # the instructor's own notebook: every answer holds solution markers, and the harness
-            # must say so (a hard link into solutions/ is graded as a student's otherwise); no other
-            # flag is expected
-            ours = [f for f in r.get("flags", []) if "the instructor" in f]
-            if not ours:
-                problems.append(
-                    f"stripped notebook of {a}: the instructor notebook was graded without the "
-                    "flag that it holds the instructor's text"
-                )
-            others = [
-                c
-                for c in GradeRecord.from_json(r).conditions
-                if c.kind is Status.FLAGGED and "pattern(s) to look at" not in c.text
-            ]
-            if status is Status.FLAGGED and len(ours) == len(r.get("flags", [])) and not others:
-                status = Status.NEEDS_MANUAL_GRADE
-        if status not in (Status.GRADED, Status.NEEDS_MANUAL_GRADE):
-            problems.append(f"{who} notebook of {a}: status {r['status']}: {r['detail']}")
-        for name, nb in r["notebooks"].items():
-            auto = [t for t in nb["tests"] if t["result"] in ("passed", "failed")]
-            if who == "stripped":
-                problems += [
-                    f"{who} {a}/{name}: test {t['grade_id']} scored "
-                    f"{t['points']:g}/{t['max_points']:g}: {t.get('error', '')}"
-                    for t in auto
-                    if t["points"] != t["max_points"]
-                ]
-                problems += [
-                    f"{who} {a}/{name}: cell {e['cell']} raised {e['ename']}"
-                    for e in nb["errors_outside_tests"]
-                ]
-            else:
-                problems += [
-                    f"untouched {a}/{name}: test {t['grade_id']} gives {t['points']:g} free points"
-                    for t in auto
-                    if t["points"] != 0
-                ]
-                problems += [
-                    f"untouched {a}/{name}: cell {e['cell']} raised {e['ename']} "
-                    "(only NotImplementedError allowed)"
-                    for e in nb["errors_outside_tests"]
-                    if e["ename"] != "NotImplementedError"
-                ]
+        problems += _record_problems(r)
     for t in timings:
         log(
             f"  grading {t['student']:9s} {t['assignment']}: {t['wall_s']:.1f} s wall (kernel "

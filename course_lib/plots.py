@@ -278,18 +278,12 @@ def truncation(
     return fig
 
 
-def transformer_block(config, batch: str = "B", seq: str = "T") -> Figure:
-    """A diagram of one decoder block and what surrounds it, labelled with `config`'s shapes.
-
-    `config` is a `course_lib.ModelConfig` (or anything with its fields). Each box names a step, the
-    module that does it (the checkpoint's parameter names) and the shape it produces, e.g. `k_proj:
-    576 -> 192`.
-    """
-    c = config
+def _block_rows(c, batch: str, seq: str) -> list[tuple[str, str, str]]:
+    """(key, text, colour) of each box of ``transformer_block``, top to bottom, for config C."""
     d, hd, V = c.d_model, c.d_model // c.n_head, c.vocab_size
     norm = "RMSNorm" if getattr(c, "norm", "rms") == "rms" else "LayerNorm"
     x = f"[{batch}, {seq}, {d}]"
-    rows = [
+    return [
         ("ids", f"token ids [{batch}, {seq}]", "0.9"),
         (
             "embed",
@@ -341,6 +335,66 @@ def transformer_block(config, batch: str = "B", seq: str = "T") -> Figure:
             "#cfe2f3",
         ),
     ]
+
+
+def _draw_block_frame(ax, ys: dict[str, int], n_layer: int) -> None:
+    """The dashed frame around the repeated decoder block's boxes, and its "× n_layer" label."""
+    top, bottom = ys["norm1"] + 0.45, ys["mlp"] - 0.45
+    ax.add_patch(
+        FancyBboxPatch(
+            (0.25, bottom),
+            9.5,
+            top - bottom,
+            boxstyle="round,pad=0.05",
+            fill=False,
+            ls="--",
+            ec="tab:gray",
+            gid="block",
+        )
+    )
+    ax.text(
+        0.35,
+        top - 0.05,
+        f"decoder block × {n_layer}",
+        ha="left",
+        va="top",
+        fontsize=9,
+        color="tab:gray",
+        gid="repeat",
+    )
+
+
+def _draw_residuals(ax, ys: dict[str, int]) -> None:
+    """The residual stream: x skips each sub-layer and is added back."""
+    for start, end in (("norm1", "o"), ("norm2", "mlp")):
+        ax.annotate(
+            "",
+            xy=(9.2, ys[end]),
+            xytext=(9.2, ys[start] + 0.35),
+            arrowprops={"arrowstyle": "->", "color": "tab:blue"},
+        )
+        ax.text(
+            9.3,
+            (ys[start] + 0.35 + ys[end]) / 2,
+            "residual: x skips, then is added",
+            fontsize=7,
+            color="tab:blue",
+            rotation=90,
+            va="center",
+            ha="left",
+        )
+
+
+def transformer_block(config, batch: str = "B", seq: str = "T") -> Figure:
+    """A diagram of one decoder block and what surrounds it, labelled with `config`'s shapes.
+
+    `config` is a `course_lib.ModelConfig` (or anything with its fields). Each box names a step, the
+    module that does it (the checkpoint's parameter names) and the shape it produces, e.g. `k_proj:
+    576 -> 192`.
+    """
+    c = config
+    d, hd, V = c.d_model, c.d_model // c.n_head, c.vocab_size
+    rows = _block_rows(c, batch, seq)
     fig, ax = _new_figure((8.5, 9.5))
     ax.set_xlim(0, 10)
     ax.set_ylim(-0.5, len(rows) - 0.3)
@@ -366,47 +420,8 @@ def transformer_block(config, batch: str = "B", seq: str = "T") -> Figure:
             xytext=(5, ys[a[0]] - 0.28),
             arrowprops={"arrowstyle": "->", "color": "0.3"},
         )
-    top, bottom = ys["norm1"] + 0.45, ys["mlp"] - 0.45
-    ax.add_patch(
-        FancyBboxPatch(
-            (0.25, bottom),
-            9.5,
-            top - bottom,
-            boxstyle="round,pad=0.05",
-            fill=False,
-            ls="--",
-            ec="tab:gray",
-            gid="block",
-        )
-    )
-    ax.text(
-        0.35,
-        top - 0.05,
-        f"decoder block × {c.n_layer}",
-        ha="left",
-        va="top",
-        fontsize=9,
-        color="tab:gray",
-        gid="repeat",
-    )
-    # the residual stream: x skips each sub-layer and is added back
-    for start, end in (("norm1", "o"), ("norm2", "mlp")):
-        ax.annotate(
-            "",
-            xy=(9.2, ys[end]),
-            xytext=(9.2, ys[start] + 0.35),
-            arrowprops={"arrowstyle": "->", "color": "tab:blue"},
-        )
-        ax.text(
-            9.3,
-            (ys[start] + 0.35 + ys[end]) / 2,
-            "residual: x skips, then is added",
-            fontsize=7,
-            color="tab:blue",
-            rotation=90,
-            va="center",
-            ha="left",
-        )
+    _draw_block_frame(ax, ys, c.n_layer)
+    _draw_residuals(ax, ys)
     ax.set_title(
         f"one forward pass: d_model {d}, {c.n_head} query / {c.n_kv_head} key-value heads of {hd}, "
         f"MLP {c.d_ff}, vocabulary {V}",

@@ -350,15 +350,9 @@ def _blocks(raw: np.ndarray, ggml_type: int, shape: list[int]) -> QuantizedBlock
     return None
 
 
-def read_gguf(path: Path, keep_blocks: bool = False, weights: bool = True) -> Checkpoint:
-    """Read a llama-architecture GGUF file once: config, dequantized float32 weights, tokenizer
-    tables.
-
-    keep_blocks=True also keeps each quantized tensor's raw blocks (`Checkpoint.blocks`, for
-    course_lib.lowbit); weights=False reads everything but the tensors (an empty state_dict).
-    """
-    # ~0.1 GB, read once; the float32 weights made from it are 5x that
-    buf = Path(path).read_bytes()
+def _gguf_header(buf: bytes, path: Path) -> tuple[dict, list[tuple], int]:
+    """(metadata fields, (name, dims, GGML type, offset) of each tensor, where the tensor data
+    starts) of the GGUF file held in BUF."""
     r = _Reader(buf)
     if buf[:4] != b"GGUF":
         raise ModelFileError(f"{path}: not a GGUF file (it starts with {buf[:4]!r})")
@@ -376,14 +370,17 @@ def read_gguf(path: Path, keep_blocks: bool = False, weights: bool = True) -> Ch
         dims = [r.scalar("<u8") for _ in range(r.scalar("<u4"))]
         infos.append((name, dims, r.scalar("<u4"), r.scalar("<u8")))
     alignment = int(fields.get("general.alignment", 32))
-    data_start = -(-r.pos // alignment) * alignment
+    return fields, infos, -(-r.pos // alignment) * alignment
 
+
+def _gguf_config(fields: dict, path: Path) -> ModelConfig:
+    """The model's shapes from a llama-architecture GGUF's metadata fields."""
     if fields.get("general.architecture") != "llama":
         raise ModelFileError(
             f"{path}: expected a llama-architecture GGUF, got "
             f"{fields.get('general.architecture')!r}"
         )
-    config = ModelConfig(
+    return ModelConfig(
         vocab_size=len(fields["tokenizer.ggml.tokens"]),
         d_model=int(fields["llama.embedding_length"]),
         n_layer=int(fields["llama.block_count"]),
@@ -396,6 +393,35 @@ def read_gguf(path: Path, keep_blocks: bool = False, weights: bool = True) -> Ch
         bos_token_id=int(fields["tokenizer.ggml.bos_token_id"]),
         eos_token_id=int(fields["tokenizer.ggml.eos_token_id"]),
     )
+
+
+def _rope_blocks(blocks: QuantizedBlocks, gguf_name: str, config: ModelConfig) -> QuantizedBlocks:
+    """A q or k projection's raw blocks with the same row permutation as its float32 weights."""
+    n_rope_heads = {"attn_q.weight": config.n_head, "attn_k.weight": config.n_kv_head}.get(
+        gguf_name.split(".", 2)[-1]
+    )
+    if not n_rope_heads:
+        return blocks
+    return QuantizedBlocks(
+        blocks.kind,
+        *(
+            None if a is None else np.ascontiguousarray(unpermute_rope(a, n_rope_heads))
+            for a in (blocks.d, blocks.m, blocks.q)
+        ),
+    )
+
+
+def read_gguf(path: Path, keep_blocks: bool = False, weights: bool = True) -> Checkpoint:
+    """Read a llama-architecture GGUF file once: config, dequantized float32 weights, tokenizer
+    tables.
+
+    keep_blocks=True also keeps each quantized tensor's raw blocks (`Checkpoint.blocks`, for
+    course_lib.lowbit); weights=False reads everything but the tensors (an empty state_dict).
+    """
+    # ~0.1 GB, read once; the float32 weights made from it are 5x that
+    buf = Path(path).read_bytes()
+    fields, infos, data_start = _gguf_header(buf, path)
+    config = _gguf_config(fields, path)
     state, kept = {}, {}
     for gguf_name, dims, ggml_type, offset in infos if weights else []:
         name = _our_name(gguf_name)
@@ -422,17 +448,7 @@ def read_gguf(path: Path, keep_blocks: bool = False, weights: bool = True) -> Ch
         state[name] = torch.from_numpy(np.ascontiguousarray(w))
         blocks = _blocks(raw, ggml_type, list(w.shape)) if keep_blocks else None
         if blocks is not None:
-            n_rope_heads = {"attn_q.weight": config.n_head, "attn_k.weight": config.n_kv_head}.get(
-                gguf_name.split(".", 2)[-1]
-            )
-            if n_rope_heads:  # the same row permutation as the float32 weights
-                blocks = QuantizedBlocks(
-                    blocks.kind,
-                    *(
-                        None if a is None else np.ascontiguousarray(unpermute_rope(a, n_rope_heads))
-                        for a in (blocks.d, blocks.m, blocks.q)
-                    ),
-                )
+            blocks = _rope_blocks(blocks, gguf_name, config)
             kept[name] = blocks
     return Checkpoint(
         config=config,

@@ -259,6 +259,79 @@ def _extend(
     return args, kwargs
 
 
+def _vocab_moved(
+    case: Case, rng: random.Random, extend: bool | str, pad: bool
+) -> tuple[tuple, dict, Callable[[Any], Any]] | None:
+    """A vocab twin's (args, kwargs, mover): the vocabulary permuted (and grown, with ``extend``);
+    None for a case with no vocabulary of 2 or more to permute."""
+    v = _vocab_size(case)
+    if not v or v < 2:
+        return None
+    args, kwargs = tuple(case.args), dict(case.kwargs)
+    # a window counts back from the end: a lead changes no correct answer there, but an
+    # honest slip (a window start not clamped at 0 wraps around) reads it, and a twin
+    # must not flag honest slips
+    if extend and kwargs.get("window") is None:
+        args, kwargs = _extend(
+            args,
+            kwargs,
+            v,
+            rng,
+            extend if extend in ("split", "zeros") else "copy",
+            pad,
+        )
+        v = _vocab_size(Case(args, kwargs))
+    move = _vocab_mover(v, rng)
+    args = tuple(move(a) for a in args)
+    kwargs = {k: move(x) for k, x in kwargs.items()}
+    return args, kwargs, move
+
+
+def _disguised(
+    case: Case,
+    rng: random.Random,
+    kind: str | Callable,
+    move_expected: bool,
+    extend: bool | str,
+    pad: bool,
+) -> Case | None:
+    """One written case in ``twin``'s disguise; None where the disguise cannot apply to it."""
+    if callable(kind):
+        args, kwargs = kind(tuple(case.args), dict(case.kwargs), rng)
+        return Case(
+            args,
+            kwargs,
+            f"{case.label} [twin]",
+            MISSING,
+            case.compare,
+            case.repeat,
+            fresh=case.fresh,
+        )
+    if kind == "vocab":
+        moved = _vocab_moved(case, rng, extend, pad)
+        if moved is None:
+            return None
+        args, kwargs, move = moved
+    else:
+        ids_move = _ids_mover(case, rng)
+        if ids_move is None:
+            return None
+        move = ids_move
+        args, kwargs = (move(case.args[0]), *case.args[1:]), dict(case.kwargs)
+    expected = MISSING
+    if case.expected is not MISSING and move_expected:
+        expected = move(case.expected)
+    return Case(
+        args,
+        kwargs,
+        f"{case.label} [twin]",
+        expected,
+        case.compare,
+        case.repeat,
+        fresh=case.fresh,
+    )
+
+
 def twin(
     visible: Check,
     kind: str | Callable,
@@ -294,61 +367,9 @@ def twin(
             # twinned
             if case.raises is not None or case.count_steps or skip(case):
                 continue
-            rng = _rng(visible.name, i)
-            if callable(kind):
-                args, kwargs = kind(tuple(case.args), dict(case.kwargs), rng)
-                out.append(
-                    Case(
-                        args,
-                        kwargs,
-                        f"{case.label} [twin]",
-                        MISSING,
-                        case.compare,
-                        case.repeat,
-                        fresh=case.fresh,
-                    )
-                )
-                continue
-            if kind == "vocab":
-                v = _vocab_size(case)
-                if not v or v < 2:
-                    continue
-                args, kwargs = tuple(case.args), dict(case.kwargs)
-                # a window counts back from the end: a lead changes no correct answer there, but an
-                # honest slip (a window start not clamped at 0 wraps around) reads it, and a twin
-                # must not flag honest slips
-                if extend and kwargs.get("window") is None:
-                    args, kwargs = _extend(
-                        args,
-                        kwargs,
-                        v,
-                        rng,
-                        extend if extend in ("split", "zeros") else "copy",
-                        pad,
-                    )
-                    v = _vocab_size(Case(args, kwargs))
-                move = _vocab_mover(v, rng)
-                args = tuple(move(a) for a in args)
-                kwargs = {k: move(x) for k, x in kwargs.items()}
-            else:
-                move = _ids_mover(case, rng)
-                if move is None:
-                    continue
-                args, kwargs = (move(case.args[0]), *case.args[1:]), dict(case.kwargs)
-            expected = MISSING
-            if case.expected is not MISSING and move_expected:
-                expected = move(case.expected)
-            out.append(
-                Case(
-                    args,
-                    kwargs,
-                    f"{case.label} [twin]",
-                    expected,
-                    case.compare,
-                    case.repeat,
-                    fresh=case.fresh,
-                )
-            )
+            disguised = _disguised(case, _rng(visible.name, i), kind, move_expected, extend, pad)
+            if disguised is not None:
+                out.append(disguised)
         return out
 
     contract = dataclasses.replace(

@@ -162,40 +162,20 @@ def _write_class(course, folder: Path, out: Path, secret: Path) -> list[str]:
     return sorted(catalog)
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    # a course and a class the unprivileged user can read; outputs it can write
-    base = unprivileged.readable_copy_root()
-    root = make_course(base / "course")
-    course = fixture_course(root)
-    from autograde.release import release
-
-    release(course, log=lambda *_: None)
-    secret = tmp_path_factory.mktemp("secret") / "root-only.txt"
-    secret.write_text(SECRET_MARK)
-    os.chmod(secret, 0o600)
-    honest_only, whole_class = base / "honest", base / "class"
-    for student, answers in HONEST.items():
-        submit(honest_only, student, student_notebook(course, answers))
-    out_honest, out_root = base / "out_honest", base / "out_root"
-    out_user = unprivileged.shared_folder("out-user-")
-    names = _write_class(course, whole_class, out_root, secret)
-    for p in [base, *base.rglob("*")]:
-        if not p.is_symlink():
-            os.chmod(p, os.lstat(p).st_mode | 0o055 if p.is_dir() else os.lstat(p).st_mode | 0o044)
-    before_subs = digest(whole_class)
-    before_course = _tree_state(
+def _course_state(root: Path) -> dict:
+    """The state of the course's and the harness's files, to see that grading changed none."""
+    return _tree_state(
         root / "solutions",
         root / "pylib",
         root / "notebooks",
         REPO / "autograde",
         REPO / "course_lib",
     )
-    before_secret = (secret.read_bytes(), secret.stat().st_mode)
-    grade(course, honest_only, out_honest, workers=2, limits=LIMITS, log=lambda *_: None)
-    grade(course, whole_class, out_root, workers=2, limits=LIMITS, log=lambda *_: None)
+
+
+def _grade_as_nobody(root: Path, whole_class: Path, out_user: Path) -> None:
+    """Grade the same class as `nobody` into OUT_USER (the sandbox then uses user namespaces)."""
     userns_students = sorted({p.name for p in whole_class.iterdir()} - set(USERNS_SAME))
-    # the same class, graded by `nobody` (the sandbox then uses user namespaces)
     script = (
         f"import sys; sys.path[:0] = [{str(REPO)!r}]\n"
         "from pathlib import Path\n"
@@ -222,13 +202,36 @@ def graded(tmp_path_factory):
         timeout=1500,
     )
     assert user.returncode == 0, user.stderr[-3000:]
-    after_course = _tree_state(
-        root / "solutions",
-        root / "pylib",
-        root / "notebooks",
-        REPO / "autograde",
-        REPO / "course_lib",
-    )
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    # a course and a class the unprivileged user can read; outputs it can write
+    base = unprivileged.readable_copy_root()
+    root = make_course(base / "course")
+    course = fixture_course(root)
+    from autograde.release import release
+
+    release(course, log=lambda *_: None)
+    secret = tmp_path_factory.mktemp("secret") / "root-only.txt"
+    secret.write_text(SECRET_MARK)
+    os.chmod(secret, 0o600)
+    honest_only, whole_class = base / "honest", base / "class"
+    for student, answers in HONEST.items():
+        submit(honest_only, student, student_notebook(course, answers))
+    out_honest, out_root = base / "out_honest", base / "out_root"
+    out_user = unprivileged.shared_folder("out-user-")
+    names = _write_class(course, whole_class, out_root, secret)
+    for p in [base, *base.rglob("*")]:
+        if not p.is_symlink():
+            os.chmod(p, os.lstat(p).st_mode | 0o055 if p.is_dir() else os.lstat(p).st_mode | 0o044)
+    before_subs = digest(whole_class)
+    before_course = _course_state(root)
+    before_secret = (secret.read_bytes(), secret.stat().st_mode)
+    grade(course, honest_only, out_honest, workers=2, limits=LIMITS, log=lambda *_: None)
+    grade(course, whole_class, out_root, workers=2, limits=LIMITS, log=lambda *_: None)
+    _grade_as_nobody(root, whole_class, out_user)
+    after_course = _course_state(root)
     yield {
         "honest": _rows(out_honest / "grades.csv"),
         "runs": {"root": out_root, "userns": out_user},

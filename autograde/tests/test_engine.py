@@ -606,18 +606,11 @@ def test_a_result_that_runs_code_when_used_is_refused_and_plain_results_are_not(
         assert _call(fn, case, allow_mutation=False).error is None
 
 
-def test_a_result_or_argument_holding_any_object_with_its_own_methods_is_refused_before_it_runs():
-    """The protocols of a returned object (``__len__``, ``__iter__``, ``__eq__``, numpy's ``item``)
-    run when the engine or the codec next touches it, after the call, where no watch or line counter
-    is on (docs/NEXT.md, issue 37, after white-box red team 21). Every result, and every argument
-    the function could fill, is walked by ``type()`` alone: any type that is not plain data is an
-    error of its case, and none of its methods ran."""
+def _with_own_methods(ran: list[str]) -> tuple[type, ...]:
+    """Classes whose own methods note in RAN that they ran: a list's ``__len__``/``__iter__``, an
+    int's ``__eq__``, a numpy float's ``item``, ``__float__``, and a class whose metaclass has its
+    own ``__hash__`` and ``__eq__``."""
     import numpy as np
-    import torch
-
-    from course_lib.checks.engine import Case, Generator, _call
-
-    ran = []
 
     class Sneaky(list):
         def __len__(self):
@@ -645,6 +638,34 @@ def test_a_result_or_argument_holding_any_object_with_its_own_methods_is_refused
             ran.append("float")
             return 1.0
 
+    class Meta(type):
+        def __hash__(cls):
+            ran.append("metaclass hash")
+            return 1
+
+        def __eq__(cls, other):
+            ran.append("metaclass eq")
+            return False
+
+    class Odd(metaclass=Meta):
+        pass
+
+    return Sneaky, Num, NpNum, Obj, Odd
+
+
+def test_a_result_or_argument_holding_any_object_with_its_own_methods_is_refused_before_it_runs():
+    """The protocols of a returned object (``__len__``, ``__iter__``, ``__eq__``, numpy's ``item``)
+    run when the engine or the codec next touches it, after the call, where no watch or line counter
+    is on (docs/NEXT.md, issue 37, after white-box red team 21). Every result, and every argument
+    the function could fill, is walked by ``type()`` alone: any type that is not plain data is an
+    error of its case, and none of its methods ran."""
+    import numpy as np
+    import torch
+
+    from course_lib.checks.engine import Case, Generator, _call
+
+    ran: list[str] = []
+    Sneaky, Num, NpNum, Obj, Odd = _with_own_methods(ran)
     case = Case(([1, 2],), label="x")
     for made in (
         lambda x: Sneaky(x),
@@ -664,18 +685,6 @@ def test_a_result_or_argument_holding_any_object_with_its_own_methods_is_refused
     assert beyond.error and "not plain data" in beyond.error, beyond
 
     # a class's own hash, run if the walk ever put a type in a set or dict (it compares ids)
-    class Meta(type):
-        def __hash__(cls):
-            ran.append("metaclass hash")
-            return 1
-
-        def __eq__(cls, other):
-            ran.append("metaclass eq")
-            return False
-
-    class Odd(metaclass=Meta):
-        pass
-
     for made in (lambda x: [1.0] * 1000 + [Odd()], lambda x: {"a": [[Odd()]]}, lambda x: (Odd(),)):
         out = _call(made, case, allow_mutation=False)
         assert out.error and "not plain data" in out.error, out

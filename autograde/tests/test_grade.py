@@ -675,6 +675,37 @@ def formgrader(graded, tmp_path):
         log.close()
 
 
+def _gradebook_grades(out: Path) -> list:
+    """Every grade of assignment fx in OUT's nbgrader gradebook: its scores and whether it needs
+    manual grading, sorted."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        return sorted(
+            (
+                sub.student_id,
+                nb.name,
+                g.name,
+                g.auto_score,
+                g.manual_score,
+                g.needs_manual_grade,
+            )
+            for sub in gb.assignment_submissions("fx")
+            for nb in sub.notebooks
+            for g in nb.grades
+        )
+
+
+def _with_live_markup(inert: str) -> dict:
+    """The autograded notebook INERT with the written answer's cell holding MARKUP as typed: what
+    the manual-grading page showed before answers were made inert."""
+    live = json.loads(inert)
+    for cell in live["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "a_why":
+            cell["source"] = MARKUP
+    return live
+
+
 def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
     """Opening 'markup's manual-grading page in a real browser runs none of the student's markup
     (answer, added cells, a display name from the roster), and changes no grade. Control: the same
@@ -693,32 +724,12 @@ def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
     _, _, out, _, _, _ = graded
     base, token = formgrader
 
-    def grades() -> list:
-        with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
-            return sorted(
-                (
-                    sub.student_id,
-                    nb.name,
-                    g.name,
-                    g.auto_score,
-                    g.manual_score,
-                    g.needs_manual_grade,
-                )
-                for sub in gb.assignment_submissions("fx")
-                for nb in sub.notebooks
-                for g in nb.grades
-            )
-
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         sid = gb.find_submission_notebook("fx", "fx", "markup").id
-    before = grades()
+    before = _gradebook_grades(out)
     nb_path = out / "autograded" / "markup" / "fx" / "fx.ipynb"
     inert = nb_path.read_text()
-    live = json.loads(inert)
-    for cell in live["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "a_why":
-            # what the manual-grading page showed before answers were made inert
-            cell["source"] = MARKUP
+    live = _with_live_markup(inert)
     roster = tmp_path / "roster.csv"
     with open(roster, "w", newline="") as f:
         csv.writer(f).writerows(
@@ -760,7 +771,7 @@ def test_formgrader_page_runs_no_student_markup(graded, formgrader, tmp_path):
     assert f"{PUSH}('raw')" in seen["text"] and "attachment:missing.png" in seen["text"]
     # the name (hidden until asked for), minus markup
     assert "Student, img src=x onerror=" in seen["html"]
-    assert grades() == before
+    assert _gradebook_grades(out) == before
 
 
 def test_the_trusted_pass_gets_what_is_left_of_the_wall_clock_and_a_stopped_one_is_a_timeout(
