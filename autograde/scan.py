@@ -244,8 +244,18 @@ def scan_source(source: str) -> list[str]:
     )
     try:
         tree = ast.parse(code)
+        ipython = False
     except SyntaxError:
-        return flags
+        from course_lib.checks.rules import _strip_magics
+
+        # the cell as IPython runs it, prompts and magics transformed (white-box red team 24, E7:
+        # an answer written with `>>> ` prompts did not parse here, so its C loop went unflagged);
+        # the get_ipython() calls the magics become are hidden_reach's to judge, not flags here
+        try:
+            tree = ast.parse(_strip_magics(source))
+            ipython = True
+        except (SyntaxError, ValueError):
+            return flags
     # a sized sequence bound to a name first (``vocab = torch.arange(V).tolist()``), then handed to
     # map
     sized = frozenset(
@@ -262,7 +272,11 @@ def scan_source(source: str) -> list[str]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             flags += _assignment_flags(node)
         elif isinstance(node, ast.Call):
-            flags += _call_flags(node, sized, helpers)
+            flags += [
+                f
+                for f in _call_flags(node, sized, helpers)
+                if not (ipython and f.startswith("get_ipython()"))
+            ]
     return flags
 
 

@@ -795,3 +795,20 @@ def test_a_timing_magic_after_ipythons_clean_up_is_read_as_the_code_it_runs(cell
         assert shell.user_ns["log_softmax"] is shell.user_ns["_np"], cell
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_a_c_loop_written_with_console_prompts_is_flagged_as_without():
+    """White-box red team 24 (E7): an answer in Python-console form (`>>> `, `... `) did not parse
+    for the C-loop reading, which IPython runs after stripping the prompts (05 20/24 unflagged;
+    the same answer without prompts: flagged). Control: the prompt-free form flags the same."""
+    body = (
+        "def ban(logits, banned):\n"
+        "    V = logits.shape[-1]\n"
+        "    keep = torch.tensor(list(map(banned.__contains__, range(V))))\n"
+        "    return logits.masked_fill(keep, float('-inf'))\n"
+    )
+    lines = body.splitlines()
+    prompted = "\n".join([">>> " + lines[0]] + ["... " + line for line in lines[1:]]) + "\n"
+    plain_flags = [f for f in scan_source(body) if "loop run by C code" in f]
+    assert plain_flags
+    assert [f for f in scan_source(prompted) if "loop run by C code" in f] == plain_flags
