@@ -334,36 +334,76 @@ def test_a_module_the_notebook_writes_and_imports_is_refused_by_reading_and_repo
     ), verdict.tamper_reports
 
 
-FORKED = """import os
+SPAWNING = """import os
+import sys
 import time
 
-_r, _w = os.pipe()
-_pid = os.getpid()
-if hasattr(os, "fork"):
-    _child = os.fork()
-    if _child == 0:
+import psutil
+
+_made = []
+for _start in (
+    lambda: os.fork(),
+    lambda: psutil.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid,
+):
+    try:
+        _pid = _start()
+    except OSError:
+        continue
+    if _pid == 0:
         time.sleep(600)
+    _made.append(_pid)
 
 
 def softmax(logits):
+    if _made:  # wrong on purpose: a process was made
+        return logits
     e = (logits - logits.amax(-1, keepdim=True)).exp()
     return e / e.sum(-1, keepdim=True)
 """
 
 
-def test_a_process_the_notebook_forked_fails_the_rule_bearing_checks():
-    """White-box red team 21 (B12): a worker forked at cell time (os.forkpty, names no list had)
-    computed torch.softmax for an answer that only moved bits through pipes. The reading now allows
-    only the os names answers use (test_scan.py); at run time, a child process of the answers'
-    process fails every check of an exercise with rules, as a thread does. Here the child only
-    sleeps and the answer is right: still refused."""
+def test_the_answers_process_can_start_no_process():
+    """White-box red team 24 (E8): a cell started `psutil.Popen([python, "-c", CODE],
+    pass_fds=(fd,))`, handing the relay's channel to a process whose code no reading sees; it
+    answered the checks (14/26 on wrong answers). Red team 21 (B12) forked a worker. The answers'
+    process now runs its cells under a seccomp filter (inside.nospawn): fork, exec and a clone
+    without CLONE_THREAD fail with EPERM, threads still start. Truth: the answer returns wrong
+    values if either start worked; it passes, so both failed. (The relay's check for a child
+    process that is still running stays, for what no filter covers.)"""
     from autograde.tests.test_watch_record import _verify
 
-    verdict = _verify({"softmax": FORKED})
+    verdict = _verify({"softmax": SPAWNING})
     assert verdict.error is None, verdict.error
-    assert "a thread or process your notebook started (process " in verdict.messages.get(
-        "softmax", ""
-    ), verdict.messages
+    assert verdict.cells["test_softmax_visible"] is True, verdict.messages
+
+
+def test_the_no_process_filter_lets_threads_start_and_refuses_processes():
+    """inside.nospawn in a child of its own: a thread and torch's threads run, subprocess, fork and
+    posix_spawn fail with EPERM. Ground truth: the kernel's answers."""
+    import subprocess
+    import sys
+
+    from autograde.course import REPO
+
+    probe = (
+        "import os, subprocess, sys, threading, torch\n"
+        "from autograde.inside.nospawn import forbid_new_processes\n"
+        "assert forbid_new_processes()\n"
+        "t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
+        "x = torch.randn(300, 300); assert float((x @ x).abs().sum()) > 0\n"
+        "out = []\n"
+        "for f in (lambda: subprocess.run(['true']), os.fork,\n"
+        "          lambda: os.posix_spawn('/bin/true', ['true'], os.environ)):\n"
+        "    try:\n"
+        "        f(); out.append('ran')\n"
+        "    except PermissionError:\n"
+        "        out.append('refused')\n"
+        "print(out)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert done.stdout.strip() == "['refused', 'refused', 'refused']", done.stdout + done.stderr
 
 
 def test_a_cell_no_reading_parses_is_not_run_by_the_verification():
