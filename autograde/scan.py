@@ -692,6 +692,9 @@ STRING_EVALUATORS = {
     "torch.multiprocessing",
     "torch.autograd.graph",
     "torch.testing",
+    # numpy.testing.extbuild compiles and imports C code given as a string (white-box red team 24,
+    # an audit note); its assertions stay (EVALUATOR_EXCEPTIONS)
+    "numpy.testing",
     "torch._dynamo",
     "numpy.ctypeslib",
     "numpy.distutils",
@@ -715,6 +718,11 @@ EVALUATOR_EXCEPTIONS = {
     "torch.testing.assert_close",
     "torch.testing.assert_allclose",
     "torch.testing.make_tensor",
+    "numpy.testing.assert_allclose",
+    "numpy.testing.assert_array_equal",
+    "numpy.testing.assert_array_almost_equal",
+    "numpy.testing.assert_almost_equal",
+    "numpy.testing.assert_equal",
     # n-grams as views of one array, 05's natural tool (white-box red team 24, F3); as_strided,
     # beside it, views any memory and stays refused
     "numpy.lib.stride_tricks.sliding_window_view",

@@ -285,6 +285,8 @@ REACHING_IN = [
     "from __future__ import barry_as_FLUFL",
     # F6's controls: a magic line IPython expands (evaluates) before the magic is called
     "%env X={os.system('id')}",
+    "import numpy as np\nm = np.testing.extbuild.build_and_import_extension('m', [])",
+    "from numpy.testing import extbuild",
     "%%html {x}\n<b>a</b>",
     # F3's controls: what sits beside the names now allowed
     "import numpy as np\nw = np.lib.stride_tricks.as_strided(x, (3,), (8,))",
@@ -317,6 +319,8 @@ HONEST = [
     "import pandas as pd\ndf = pd.DataFrame({'token': [1, 2]})\ndf",
     "from __future__ import annotations\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x",
     "import datetime\nprint(datetime.datetime.now())",
+    "import numpy as np\nnp.testing.assert_allclose(softmax(x), ref, rtol=1e-6)",
+    "from numpy.testing import assert_allclose\nassert_allclose(softmax(x), ref)",
     # F6: a notebook's settings and notes
     "%config InlineBackend.figure_format = 'retina'",
     "%env TOKENIZERS_PARALLELISM=false",
