@@ -1609,75 +1609,7 @@ def judge(
             check.hint,
         )
     for case, out, exp in zip(cases, outcomes, expected):
-        if out.label != case.label:
-            failures.append((case.label, "internal error: outcome for a different case"))
-            continue
-        if case.raises is not None:
-            if out.error is not None and case.raises in out.raised:
-                continue
-            if out.error is not None:
-                failures.append((case.label, f"expected {case.raises}, but {out.error}"))
-            else:
-                failures.append(
-                    (
-                        case.label,
-                        f"expected your function to raise {case.raises}, "
-                        f"it returned {_describe(out.value)}",
-                    )
-                )
-            continue
-        if out.error is not None:
-            if case.compare in _META_COMPARES and _meta_cannot_run(out.error):
-                # an operator with no meta kernel says nothing about where tensors are made
-                continue
-            failures.append((case.label, out.error))
-            continue
-        try:
-            msg = (case.compare or check.compare)(exp, out.value, case)
-        except Exception as e:  # an odd return value must fail the case, not crash the grader
-            msg = (
-                f"your function returned {_describe(out.value)}, which could not be compared "
-                f"({type(e).__name__}: {e})"
-            )
-        if msg is None and out.mutated:
-            msg = (
-                f"your function modified its input ({', '.join(out.mutated)}) in place; "
-                "work on a copy (x = x.clone()) or use out-of-place operations"
-            )
-        contract = check.contract or Contract()
-        if msg is None and contract.new_output and out.aliased:
-            msg = (
-                "your function returned a tensor that shares memory with "
-                f"{', '.join(out.aliased)} (the same "
-                "tensor, a view or slice of it, or a buffer kept between calls); return a new "
-                "tensor (e.g. .clone())"
-            )
-        if (
-            msg is None
-            and contract.generator
-            and out.global_rng
-            and (_has_generator(case.args) or _has_generator(case.kwargs))
-        ):
-            msg = (
-                "your function drew random numbers from torch's global generator; draw them from "
-                "the `generator` argument (torch.multinomial(..., generator=generator), "
-                "torch.rand(..., generator=generator)) so that the same seed gives the same samples"
-            )
-        if msg is None and case.no_draw and out.generator_moved:
-            msg = (
-                "here the text says no random number is drawn, but your function drew from "
-                "`generator` (its "
-                "state moved): a caller who shares that generator would get other samples "
-                "afterwards"
-            )
-        returned = out.value if case.repeat > 1 and isinstance(out.value, list) else [out.value]
-        odd = next((v for v in returned if not _is_number(v)), None) if contract.number else None
-        if msg is None and contract.number and odd is not None:
-            msg = (
-                f"your function returned {_describe(odd)}; the exercise asks for a Python float "
-                "(a plain number, not a tensor)"
-            )
-        if msg is not None:
+        if (msg := _case_failure(check, case, out, exp)) is not None:
             failures.append((case.label, msg))
     failures += _cost_failures(check.contract or Contract(), outcomes)
     ran = sorted({r for out in outcomes for r in out.forbidden})
@@ -1705,6 +1637,73 @@ def judge(
         )
     )
     return CheckResult(check.name, len(cases), failures, check.hint)
+
+
+def _case_failure(check: Check, case: Case, out: Outcome, exp: Any) -> str | None:
+    """Why one case failed (its outcome against its expected value), or None."""
+    if out.label != case.label:
+        return "internal error: outcome for a different case"
+    if case.raises is not None:
+        if out.error is not None and case.raises in out.raised:
+            return None
+        if out.error is not None:
+            return f"expected {case.raises}, but {out.error}"
+        return f"expected your function to raise {case.raises}, it returned {_describe(out.value)}"
+    if out.error is not None:
+        if case.compare in _META_COMPARES and _meta_cannot_run(out.error):
+            # an operator with no meta kernel says nothing about where tensors are made
+            return None
+        return out.error
+    try:
+        msg = (case.compare or check.compare)(exp, out.value, case)
+    except Exception as e:  # an odd return value must fail the case, not crash the grader
+        msg = (
+            f"your function returned {_describe(out.value)}, which could not be compared "
+            f"({type(e).__name__}: {e})"
+        )
+    return msg if msg is not None else _behaviour_failure(check.contract or Contract(), case, out)
+
+
+def _behaviour_failure(contract: Contract, case: Case, out: Outcome) -> str | None:
+    """Why a right value still fails: the input changed, memory shared with it, the wrong random
+    generator, a draw where none is allowed, or not a Python number; None if none."""
+    if out.mutated:
+        return (
+            f"your function modified its input ({', '.join(out.mutated)}) in place; "
+            "work on a copy (x = x.clone()) or use out-of-place operations"
+        )
+    if contract.new_output and out.aliased:
+        return (
+            "your function returned a tensor that shares memory with "
+            f"{', '.join(out.aliased)} (the same "
+            "tensor, a view or slice of it, or a buffer kept between calls); return a new "
+            "tensor (e.g. .clone())"
+        )
+    if (
+        contract.generator
+        and out.global_rng
+        and (_has_generator(case.args) or _has_generator(case.kwargs))
+    ):
+        return (
+            "your function drew random numbers from torch's global generator; draw them from "
+            "the `generator` argument (torch.multinomial(..., generator=generator), "
+            "torch.rand(..., generator=generator)) so that the same seed gives the same samples"
+        )
+    if case.no_draw and out.generator_moved:
+        return (
+            "here the text says no random number is drawn, but your function drew from "
+            "`generator` (its "
+            "state moved): a caller who shares that generator would get other samples "
+            "afterwards"
+        )
+    returned = out.value if case.repeat > 1 and isinstance(out.value, list) else [out.value]
+    odd = next((v for v in returned if not _is_number(v)), None) if contract.number else None
+    if contract.number and odd is not None:
+        return (
+            f"your function returned {_describe(odd)}; the exercise asks for a Python float "
+            "(a plain number, not a tensor)"
+        )
+    return None
 
 
 # lines any answer may spend on set-up whatever the size (a helper's body, a few checks)
