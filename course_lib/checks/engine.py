@@ -1342,70 +1342,29 @@ def _observe(
                 args = _resolve(copy.deepcopy(pristine_args), fresh)
                 kwargs = _resolve(copy.deepcopy(pristine_kwargs), fresh)
                 held += [args, kwargs, fresh]
-            strict = (
-                _same_device_mode_class()()
-                if any(t.device.type == "meta" for t in _tensors([args, kwargs]))
-                else contextlib.nullcontext()
-            )
             before = _write_counts(args, kwargs)
             # the outcome keeps the last call's count: so does what is reported
             counter.restart(told=k == case.repeat - 1)
             if changed := _restore_classes():
-                return Outcome(
-                    case.label,
-                    error=f"torch's tensor class was changed before this call "
+                return _failed(
+                    case,
+                    t0,
+                    f"torch's tensor class was changed before this call "
                     f"({', '.join(sorted(changed)[:3])}): put back",
-                    seconds=time.perf_counter() - t0,
                 )
-            with counter, strict:
-                if watch is None:
-                    values.append(fn(*args, **kwargs))
-                    gc.disable()  # again: the answer may have switched the collector on
-                else:
-                    with watch:
-                        values.append(fn(*args, **kwargs))
-                        gc.disable()
-            if changed := _restore_classes():
-                return Outcome(
-                    case.label,
-                    error=f"your function changed torch's tensor class "
-                    f"({', '.join(sorted(changed)[:3])}): put back",
-                    seconds=time.perf_counter() - t0,
-                )
-            # this call's result now (walking every earlier one again made a case of 3,000 draws
-            # quadratic: 2x selfcheck 03's CPU), and all of them once after the loop (an earlier
-            # result changed since)
-            if (foreign := _foreign_value(values[-1])) is not None:
-                return Outcome(
-                    case.label,
-                    error=f"your function returned {foreign}",
-                    seconds=time.perf_counter() - t0,
-                )
-            given = [a for a, p in zip(args, pristine_args) if not _is_placeholder(p)]
-            given += [kwargs[k] for k, p in pristine_kwargs.items() if not _is_placeholder(p)]
-            resolved = {id(r) for r in [*fresh.values(), *_RESOURCE_CACHE.values()]}
-            if (foreign := _foreign_value(given, skip=lambda v: id(v) in resolved)) is not None:
-                # an argument the function filled with such an object would run it when compared
-                # with its original
-                return Outcome(
-                    case.label,
-                    error=f"an argument your function was given now holds {foreign}",
-                    seconds=time.perf_counter() - t0,
-                )
+            values.append(_call_watched(fn, args, kwargs, watch, counter))
+            if (why := _after_call(values[-1], args, kwargs, case, fresh)) is not None:
+                return _failed(case, t0, why)
             written |= {k for k, n in _write_counts(args, kwargs).items() if n != before.get(k)}
             generator_moved = generator_moved or _generators_moved(fresh)
         if (foreign := _foreign_value(values)) is not None:
-            return Outcome(
-                case.label,
-                error=f"your function returned {foreign}",
-                seconds=time.perf_counter() - t0,
-            )
+            return _failed(case, t0, f"your function returned {foreign}")
         if _oversized(values, MAX_RESULT_ITEMS):
-            return Outcome(
-                case.label,
-                error=f"your function returned more than {MAX_RESULT_ITEMS:,} values, far more "
-                "than any case expects: not compared",
-                seconds=time.perf_counter() - t0,
+            return _failed(
+                case,
+                t0,
+                f"your function returned more than {MAX_RESULT_ITEMS:,} values, far more than any "
+                "case expects: not compared",
             )
         aliased = _aliasing(values, args, kwargs, pristine_args, pristine_kwargs)
         global_rng = rng_before is not None and not torch.equal(
@@ -1432,6 +1391,52 @@ def _observe(
         global_rng=global_rng,
         generator_moved=generator_moved,
     )
+
+
+def _call_watched(fn: Callable, args: Any, kwargs: Any, watch: Any, counter: "_StepCounter") -> Any:
+    """One call of the answer under the line counter and the watch (and, on the meta device, the
+    mode that refuses tensors made elsewhere)."""
+    strict = (
+        _same_device_mode_class()()
+        if any(t.device.type == "meta" for t in _tensors([args, kwargs]))
+        else contextlib.nullcontext()
+    )
+    with counter, strict:
+        if watch is None:
+            value = fn(*args, **kwargs)
+            gc.disable()  # again: the answer may have switched the collector on
+            return value
+        with watch:
+            value = fn(*args, **kwargs)
+            gc.disable()
+        return value
+
+
+def _failed(case: Case, t0: float, error: str) -> Outcome:
+    """The case's outcome when the call (or what it left behind) cannot be compared."""
+    return Outcome(case.label, error=error, seconds=time.perf_counter() - t0)
+
+
+def _after_call(value: Any, args: Any, kwargs: Any, case: Case, fresh: dict) -> str | None:
+    """What one call left that must not be compared, or None: torch's tensor class changed, a
+    result or an argument holding an object with methods of its own (comparing it would run them,
+    unwatched)."""
+    if changed := _restore_classes():
+        names = ", ".join(sorted(changed)[:3])
+        return f"your function changed torch's tensor class ({names}): put back"
+    # this call's result now (walking every earlier one again made a case of 3,000 draws
+    # quadratic: 2x selfcheck 03's CPU), and all of them once after the loop (an earlier result
+    # changed since)
+    if (foreign := _foreign_value(value)) is not None:
+        return f"your function returned {foreign}"
+    given = [a for a, p in zip(args, case.args) if not _is_placeholder(p)]
+    given += [kwargs[k] for k, p in case.kwargs.items() if not _is_placeholder(p)]
+    resolved = {id(r) for r in [*fresh.values(), *_RESOURCE_CACHE.values()]}
+    if (foreign := _foreign_value(given, skip=lambda v: id(v) in resolved)) is not None:
+        # an argument the function filled with such an object would run it when compared with
+        # its original
+        return f"an argument your function was given now holds {foreign}"
+    return None
 
 
 # lines after which a counted call tells ``report_steps`` (then every doubling)
