@@ -87,16 +87,8 @@ def intake(
             "skip": list(skip),
         }
     ).encode()
-    cmd = [
-        "prlimit",
-        f"--as={MEMORY_BYTES}",
-        f"--cpu={CPU_SECONDS}",
-        "--core=0",
-        "--",
-        sys.executable,
-        "-m",
-        INTAKE,
-    ]
+    cmd = ["prlimit", f"--as={MEMORY_BYTES}", f"--cpu={CPU_SECONDS}", "--core=0", "--"]
+    cmd += [sys.executable, "-m", INTAKE]
     try:
         done = boundary.run(
             cmd,
@@ -116,35 +108,38 @@ def intake(
             return Intake(
                 "invalid_notebook", f"the notebook is too large or too complex to grade: {why}"
             )
-        data = boundary.loads(done.message, limit=MESSAGE_LIMIT)
-        if not (
-            isinstance(data, dict)
-            and data.get("status") in ("ok", "invalid_notebook", "wrong_assignment")
-            and isinstance(data.get("detail", ""), str)
-        ):
-            raise boundary.Rejected("the intake's answer has an unexpected form")
-        if data["status"] != "ok":
-            return Intake(data["status"], data["detail"][:1000])
-        notes, flags, found = data.get("notes"), data.get("flags"), data.get("rules", {})
-        if not (
-            isinstance(data.get("notebook"), str)
-            and isinstance(notes, list)
-            and isinstance(flags, list)
-            and all(isinstance(x, str) for x in notes + flags)
-            and isinstance(found, dict)
-            and set(found) <= set(rules)
-            and all(
-                isinstance(v, list) and all(isinstance(m, str) for m in v) for v in found.values()
-            )
-        ):
-            raise boundary.Rejected("the intake's answer has an unexpected form")
-        return Intake(
-            "ok",
-            "",
-            data["notebook"],
-            notes[:100],
-            flags[:100],
-            {k: [m[:500] for m in v[:20]] for k, v in found.items() if v},
-        )
+        return _answer(boundary.loads(done.message, limit=MESSAGE_LIMIT), rules)
     except boundary.Rejected as e:
         return Intake("invalid_notebook", f"the notebook could not be read: {e}")
+
+
+def _answer(data: object, rules: dict[str, tuple[str, list[str]]]) -> Intake:
+    """The intake child's parsed answer as an Intake, its every field checked (Rejected if not of
+    the expected form)."""
+    if not (
+        isinstance(data, dict)
+        and data.get("status") in ("ok", "invalid_notebook", "wrong_assignment")
+        and isinstance(data.get("detail", ""), str)
+    ):
+        raise boundary.Rejected("the intake's answer has an unexpected form")
+    if data["status"] != "ok":
+        return Intake(data["status"], data["detail"][:1000])
+    notes, flags, found = data.get("notes"), data.get("flags"), data.get("rules", {})
+    if not (
+        isinstance(data.get("notebook"), str)
+        and isinstance(notes, list)
+        and isinstance(flags, list)
+        and all(isinstance(x, str) for x in notes + flags)
+        and isinstance(found, dict)
+        and set(found) <= set(rules)
+        and all(isinstance(v, list) and all(isinstance(m, str) for m in v) for v in found.values())
+    ):
+        raise boundary.Rejected("the intake's answer has an unexpected form")
+    return Intake(
+        "ok",
+        "",
+        data["notebook"],
+        notes[:100],
+        flags[:100],
+        {k: [m[:500] for m in v[:20]] for k, v in found.items() if v},
+    )
