@@ -699,6 +699,45 @@ PIPELINE: tuple[Step, ...] = (
 )
 
 
+def _notebooks_listed(job: Job) -> tuple[list[Path], Condition | None]:
+    """The .ipynb files in the student's folder, or why the folder is not graded."""
+    if not SAFE_ID.match(job.student):  # the ids lms-import makes
+        # the id becomes a folder in OUT, a row in formgrader's pages and nbgrader's path patterns:
+        # glob characters, markup or a newline there break them (or worse), so such a folder is not
+        # graded
+        return [], Condition(
+            Status.INVALID_NAME,
+            f"the folder name {job.student!r} is not a student id "
+            "this harness grades (letters, digits and . _ @ + -, at most 100, "
+            "starting with a letter or digit): rename the folder and grade again",
+        )
+    if os.path.islink(job.sub_dir) or os.path.islink(job.sub_dir.parent):
+        # a link could point at a classmate's folder, solutions/ or a root-only folder: never
+        # followed
+        return [], Condition(
+            Status.INVALID_NOTEBOOK,
+            "the student's folder is a link: only real folders in the submissions folder are "
+            "graded",
+        )
+    try:
+        return (
+            sorted(p for p in job.sub_dir.iterdir() if p.name.endswith(".ipynb"))
+            if job.sub_dir.is_dir()
+            else []
+        ), None
+    except OSError as e:
+        if os.path.lexists(job.sub_dir):
+            # there, but not readable by the grader (a white-box red team's 0700 folder, graded as
+            # `nobody`, read "missing"): say so, by name, instead of a wrong status
+            return [], Condition(
+                Status.INVALID_NOTEBOOK,
+                f"the grader cannot read the folder {shown(job.student)}/{shown(job.assignment)} "
+                f"({e.strerror or type(e).__name__}): make it readable by the grading user and "
+                "grade again",
+            )
+        return [], None
+
+
 class Grader:
     """Grades a folder of submissions into OUT (see module docstring)."""
 
@@ -802,60 +841,9 @@ class Grader:
         raws: dict[str, bytes | None] = {n: None for n in t.notebooks}
         notes: list[str] = []
         conditions: list[Condition] = []
-        if not SAFE_ID.match(job.student):  # the ids lms-import makes
-            # the id becomes a folder in OUT, a row in formgrader's pages and nbgrader's path
-            # patterns: glob characters, markup or a newline there break them (or worse), so such a
-            # folder is not graded
-            return (
-                raws,
-                notes,
-                [
-                    Condition(
-                        Status.INVALID_NAME,
-                        f"the folder name {job.student!r} is not a student id "
-                        "this harness grades (letters, digits and . _ @ + -, at most 100, "
-                        "starting with a letter or digit): rename the folder and grade again",
-                    )
-                ],
-            )
-        if os.path.islink(job.sub_dir) or os.path.islink(job.sub_dir.parent):
-            # a link could point at a classmate's folder, solutions/ or a root-only folder: never
-            # followed
-            return (
-                raws,
-                notes,
-                [
-                    Condition(
-                        Status.INVALID_NOTEBOOK,
-                        "the student's folder is a link: only real "
-                        "folders in the submissions folder are graded",
-                    )
-                ],
-            )
-        try:
-            found = (
-                sorted(p for p in job.sub_dir.iterdir() if p.name.endswith(".ipynb"))
-                if job.sub_dir.is_dir()
-                else []
-            )
-        except OSError as e:
-            if os.path.lexists(job.sub_dir):
-                # there, but not readable by the grader (a white-box red team's 0700 folder, graded
-                # as `nobody`, read "missing"): say so, by name, instead of a wrong status
-                return (
-                    raws,
-                    notes,
-                    [
-                        Condition(
-                            Status.INVALID_NOTEBOOK,
-                            f"the grader cannot read the folder "
-                            f"{shown(job.student)}/{shown(job.assignment)} "
-                            f"({e.strerror or type(e).__name__}): make it readable by the grading "
-                            "user and grade again",
-                        )
-                    ],
-                )
-            found = []
+        found, refused = _notebooks_listed(job)
+        if refused is not None:
+            return raws, notes, [refused]
         for name in t.notebooks:
             p = job.sub_dir / f"{name}.ipynb"
             if not os.path.lexists(p) and len(t.notebooks) == 1 and len(found) == 1:
