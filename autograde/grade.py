@@ -738,6 +738,38 @@ def _notebooks_listed(job: Job) -> tuple[list[Path], Condition | None]:
         return [], None
 
 
+def _test_entry(cell, name: str, scores: dict, maxes: dict, record: GradeRecord) -> dict:
+    """One graded cell's entry in the details record: its points from the trusted pass's
+    gradebook, and for a test whether it passed (in the kernel and outside it)."""
+    gid = nbg(cell).get("grade_id")
+    auto, needs = scores.get((name, gid), (None, False))
+    # only automatic scores count here: manual ones come from the instructor's gradebook (export)
+    score = auto if is_autograded_test(cell) else 0.0
+    entry = {
+        "grade_id": gid,
+        "points": float(score or 0.0),
+        "max_points": maxes[name].get(gid, 0.0),
+        "title": _title(cell.source) if cell.cell_type == "code" else "written answer",
+    }
+    if is_autograded_test(cell):
+        entry["outside_kernel"] = record.extra.get("outside", {}).get(f"{name}/{gid}", "failed")
+        errs = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        entry["result"] = (
+            "passed" if not errs and entry["points"] >= entry["max_points"] else "failed"
+        )
+        if errs:
+            # a timeout shows as CellTimeoutError; a check that failed outside the kernel as its
+            # own name
+            err = next((o for o in errs if o.ename == "CellTimeoutError"), errs[0])
+            entry["error"] = f"{err.ename}: {err.evalue}"[:2000]
+    else:
+        entry["result"] = "needs_manual_grade" if needs else "graded"
+        entry["answer_sha256"] = hashlib.sha256(cell.source.encode()).hexdigest()
+        if needs:
+            record.add(Status.NEEDS_MANUAL_GRADE, f"{gid!r} is graded by hand")
+    return entry
+
+
 class Grader:
     """Grades a folder of submissions into OUT (see module docstring)."""
 
@@ -1159,36 +1191,7 @@ class Grader:
                 gid = nbg(cell).get("grade_id")
                 if gid is None or not is_grade(cell):
                     continue
-                auto, needs = scores.get((name, gid), (None, False))
-                # only automatic scores count here: manual ones come from the instructor's gradebook
-                # (export)
-                score = auto if is_autograded_test(cell) else 0.0
-                entry = {
-                    "grade_id": gid,
-                    "points": float(score or 0.0),
-                    "max_points": maxes[name].get(gid, 0.0),
-                    "title": _title(cell.source) if cell.cell_type == "code" else "written answer",
-                }
-                if is_autograded_test(cell):
-                    entry["outside_kernel"] = record.extra.get("outside", {}).get(
-                        f"{name}/{gid}", "failed"
-                    )
-                    errs = [o for o in cell.get("outputs", []) if o.output_type == "error"]
-                    entry["result"] = (
-                        "passed"
-                        if not errs and entry["points"] >= entry["max_points"]
-                        else "failed"
-                    )
-                    if errs:
-                        # a timeout shows as CellTimeoutError; a check that failed outside the
-                        # kernel as its own name
-                        err = next((o for o in errs if o.ename == "CellTimeoutError"), errs[0])
-                        entry["error"] = f"{err.ename}: {err.evalue}"[:2000]
-                else:
-                    entry["result"] = "needs_manual_grade" if needs else "graded"
-                    entry["answer_sha256"] = hashlib.sha256(cell.source.encode()).hexdigest()
-                    if needs:
-                        record.add(Status.NEEDS_MANUAL_GRADE, f"{gid!r} is graded by hand")
+                entry = _test_entry(cell, name, scores, maxes, record)
                 tests.append(entry)
                 total += entry["points"]
             errors = [
