@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import sys
+from typing import Any
 
 from autograde.inside import wire
 from autograde.inside.cells import is_autograded_test, is_demo
@@ -64,6 +65,27 @@ def _main() -> int:
 
     import nbformat
 
+    read = _rebuilt(raw, job)
+    if isinstance(read, dict):
+        return reply(read)
+    nb, notes = read
+    flags, tamper = _scanned(nb, job) if job.get("scan") else ([], [])
+    found = _rules_read(nb, job, tamper) if job.get("rules") else {}
+    return reply(
+        {
+            "status": "ok",
+            "notebook": nbformat.writes(nb),
+            "notes": notes,
+            "flags": flags,
+            "rules": found,
+        }
+    )
+
+
+def _rebuilt(raw: bytes, job: dict) -> Any:
+    """(notebook, notes) rebuilt on the release, or the reply that says why it cannot be."""
+    import nbformat
+
     from autograde.sanitize import InvalidNotebook, parse_submission, rebuild
 
     try:
@@ -74,122 +96,109 @@ def _main() -> int:
             or max(sizes, default=0) > MAX_CELL_CHARS
             or sum(sizes) > MAX_SOURCE_CHARS
         ):
-            return reply(
-                {
-                    "status": "invalid_notebook",
-                    "detail": (
-                        f"too large to grade: {len(cells)} cells, {sum(sizes)} characters of "
-                        "source, the largest cell "
-                        f"{max(sizes, default=0)} (limits: {MAX_CELLS} cells, {MAX_SOURCE_CHARS} "
-                        "characters, "
-                        f"{MAX_CELL_CHARS} per cell)"
-                    ),
-                }
-            )
+            return {
+                "status": "invalid_notebook",
+                "detail": (
+                    f"too large to grade: {len(cells)} cells, {sum(sizes)} characters of "
+                    "source, the largest cell "
+                    f"{max(sizes, default=0)} (limits: {MAX_CELLS} cells, {MAX_SOURCE_CHARS} "
+                    "characters, "
+                    f"{MAX_CELL_CHARS} per cell)"
+                ),
+            }
         other = _identify(cells, job["assignment"], job["known"])
         if other is not None:
-            return reply(
-                {
-                    "status": "wrong_assignment",
-                    "detail": f"this is the notebook of {other}, not of {job['assignment']}: "
-                    "submit it there",
-                }
-            )
-        nb, notes = rebuild(raw, nbformat.reads(job["release"], as_version=4))
-    except RecursionError:
-        return reply(
-            {
-                "status": "invalid_notebook",
-                "detail": "its JSON is nested too deeply to be a notebook",
+            return {
+                "status": "wrong_assignment",
+                "detail": f"this is the notebook of {other}, not of {job['assignment']}: "
+                "submit it there",
             }
-        )
+        return rebuild(raw, nbformat.reads(job["release"], as_version=4))
+    except RecursionError:
+        return {
+            "status": "invalid_notebook",
+            "detail": "its JSON is nested too deeply to be a notebook",
+        }
     except (InvalidNotebook, nbformat.ValidationError) as e:
-        return reply({"status": "invalid_notebook", "detail": str(e)[:1000] or type(e).__name__})
+        return {"status": "invalid_notebook", "detail": str(e)[:1000] or type(e).__name__}
     # a lone surrogate ("\ud800") is valid JSON but no text: it cannot be written out
     except UnicodeError as e:
-        return reply(
-            {"status": "invalid_notebook", "detail": f"its text is not valid Unicode ({e.reason})"}
-        )
-    flags: list[str] = []
-    tamper: list[str] = []
-    if job.get("scan"):
-        from autograde.scan import scan_notebook, tampering
-
-        flags = scan_notebook(nb)
-        release = nbformat.reads(job["release"], as_version=4)
-        course_lines = {
-            line.strip()
-            for c in release.cells
-            if c.cell_type == "code"
-            for line in c.source.splitlines()
-            if line.strip()
+        return {
+            "status": "invalid_notebook",
+            "detail": f"its text is not valid Unicode ({e.reason})",
         }
-        # what the verification runs (not test or demo cells), on lines the course did not write
-        # itself
-        tamper = tampering(
-            nb, flags, course_lines, runs=lambda c: not is_autograded_test(c) and not is_demo(c)
-        )
-        flags += [f for f in tamper if f not in flags]
-    found: dict[str, list[str]] = {}
-    if job.get("rules"):
-        from course_lib.checks.rules import answer_is_stub, course_statements, notebook_violations
 
-        # what the kernel and the verification run; without the cells the verification was told to
-        # skip (a cell that killed the kernel or hung: white-box red team 23, D12: read as the
-        # answer, never run)
-        skip = {i for i in job.get("skip", []) if isinstance(i, int)}
-        answers = [
-            c.source
-            for i, c in enumerate(nb.cells)
-            if c.cell_type == "code"
-            and not is_autograded_test(c)
-            and not is_demo(c)
-            and i not in skip
-        ]
-        # the checking process is the notebook's own: none of its results can be trusted
-        reaching = (
-            [
-                "your notebook reaches into the process that checks it ("
-                + "; ".join(tamper)[:300]
-                + "): no result of it can be trusted"
-            ]
-            if tamper
-            else []
-        )
-        course = course_statements(
-            [
-                c.source
-                for c in nbformat.reads(job["release"], as_version=4).cells
-                if c.cell_type == "code"
-            ]
-        )
-        for name, (exercise, forbidden) in job["rules"].items():
-            try:
-                found[name] = [
-                    v.message() for v in notebook_violations(answers, exercise, forbidden, course)
-                ] + reaching
-                if answer_is_stub(answers, exercise):
-                    # whatever values the process sends for it: a cell elsewhere can answer the
-                    # calls
-                    found[name].append(
-                        f"{exercise} is not answered: its definition still only raises "
-                        "NotImplementedError"
-                    )
-            except Exception as e:  # noqa: BLE001 - code that breaks the reader: the rule cannot be checked,
-                # so it is not met (a reader that fails open would be a way around every rule)
-                found[name] = [
-                    f"the answer to {exercise} could not be read for the calls it may not use "
-                    f"({type(e).__name__})"
-                ]
-    return reply(
-        {
-            "status": "ok",
-            "notebook": nbformat.writes(nb),
-            "notes": notes,
-            "flags": flags,
-            "rules": found,
-        }
+
+def _scanned(nb: Any, job: dict) -> tuple[list[str], list[str]]:
+    """(flags for the instructor, tampering) of the notebook's cells."""
+    import nbformat
+
+    from autograde.scan import scan_notebook, tampering
+
+    flags = scan_notebook(nb)
+    release = nbformat.reads(job["release"], as_version=4)
+    course_lines = {
+        line.strip()
+        for c in release.cells
+        if c.cell_type == "code"
+        for line in c.source.splitlines()
+        if line.strip()
+    }
+    # what the verification runs (not test or demo cells), on lines the course did not write
+    # itself
+    tamper = tampering(
+        nb, flags, course_lines, runs=lambda c: not is_autograded_test(c) and not is_demo(c)
     )
+    return flags + [f for f in tamper if f not in flags], tamper
+
+
+def _rules_read(nb: Any, job: dict, tamper: list[str]) -> dict[str, list[str]]:
+    """{check: why its rule is broken} from the text of what the verification runs."""
+    import nbformat
+
+    from course_lib.checks.rules import answer_is_stub, course_statements, notebook_violations
+
+    # what the kernel and the verification run; without the cells the verification was told to
+    # skip (a cell that killed the kernel or hung: white-box red team 23, D12: read as the answer,
+    # never run)
+    skip = {i for i in job.get("skip", []) if isinstance(i, int)}
+    answers = [
+        c.source
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and not is_autograded_test(c) and not is_demo(c) and i not in skip
+    ]
+    # the checking process is the notebook's own: none of its results can be trusted
+    reaching = (
+        [
+            "your notebook reaches into the process that checks it ("
+            + "; ".join(tamper)[:300]
+            + "): no result of it can be trusted"
+        ]
+        if tamper
+        else []
+    )
+    release = nbformat.reads(job["release"], as_version=4)
+    course = course_statements([c.source for c in release.cells if c.cell_type == "code"])
+    found: dict[str, list[str]] = {}
+    for name, (exercise, forbidden) in job["rules"].items():
+        try:
+            found[name] = [
+                v.message() for v in notebook_violations(answers, exercise, forbidden, course)
+            ] + reaching
+            if answer_is_stub(answers, exercise):
+                # whatever values the process sends for it: a cell elsewhere can answer the calls
+                found[name].append(
+                    f"{exercise} is not answered: its definition still only raises "
+                    "NotImplementedError"
+                )
+        # code that breaks the reader: the rule cannot be checked, so it is not met (a reader that
+        # fails open would be a way around every rule)
+        except Exception as e:  # noqa: BLE001
+            found[name] = [
+                f"the answer to {exercise} could not be read for the calls it may not use "
+                f"({type(e).__name__})"
+            ]
+    return found
 
 
 if __name__ == "__main__":
