@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import time
+from typing import Any
 
 DEMO_TAG = "demo"  # as autograde.inside.cells.DEMO_TAG
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -172,14 +173,12 @@ class CpuWatch:
 WALL_FACTOR = 5
 
 
-def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
-    """Execute the notebook once; (outputs by cell index, index of the cell that ended the run,
-    why)."""
+def _client(nb: Any, cell_timeout: int) -> Any:
+    """An nbclient client for the notebook: its kernel on Unix sockets in the private /tmp, errors
+    in one line, every error reply kept as an output."""
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import DeadKernelError
 
-    nb = nbformat.reads(nb, as_version=4)
     # xmode Minimal: an error's report costs no more than its line (white-box red team 23, D13: a
     # traceback of 10**6 frames took minutes to format after the cell's CPU limit had interrupted
     # it)
@@ -208,8 +207,6 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
     if os.environ.get("AUTOGRADE_TRANSPORT") != "tcp":
         client.km.transport = "ipc"
         client.km.ip = f"{TMP}/kernel"  # a sandbox has no network: Unix sockets in its private /tmp
-    outputs: dict[int, list[dict]] = {}
-    ended, why = None, ""
 
     def on_executed(cell, execute_reply, **_):
         content = execute_reply.get("content", {})
@@ -231,6 +228,19 @@ def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
             )
 
     client.on_cell_executed = on_executed
+    return client
+
+
+def _run_once(nb: str, cell_timeout: int, skip: dict[int, str]):
+    """Execute the notebook once; (outputs by cell index, index of the cell that ended the run,
+    why)."""
+    import nbformat
+    from nbclient.exceptions import DeadKernelError
+
+    nb = nbformat.reads(nb, as_version=4)
+    client = _client(nb, cell_timeout)
+    outputs: dict[int, list[dict]] = {}
+    ended, why = None, ""
     with open(os.devnull, "w") as null:
         with client.setup_kernel(stdout=null, stderr=null):
             for index, cell in enumerate(nb.cells):
