@@ -9,7 +9,7 @@ string literal, reached by ``getattr``) stops grading with the cell's id, instea
 (autograde/tests/test_registries.py).
 
 It reads the instructor's notebooks (``solutions/``): the test cells a student's kernel runs are the
-release's, restored at intake (autograde.sanitize.rebuild), never the student's own.
+release's, restored at intake (autograde.inside.sanitize.rebuild), never the student's own.
 
 A call is found when its function is
 - a registered name (``check``, ``hidden_check``) or an alias of one: ``from course_lib.checks

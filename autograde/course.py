@@ -16,6 +16,8 @@ import nbformat
 from autograde.checkcalls import check_calls  # noqa: F401 - re-exported: which checks test cells run
 from autograde.inside.cells import (  # noqa: F401 - re-exported: both sides of the boundary read cells alike
     DEMO_TAG,
+    HIDDEN_BLOCK,
+    hidden_lines,
     is_autograded_test,
     is_demo,
     is_grade,
@@ -24,7 +26,6 @@ from autograde.inside.cells import (  # noqa: F401 - re-exported: both sides of 
 )
 
 REPO = Path(__file__).resolve().parents[1]
-HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n?(.*?)### END HIDDEN TESTS", re.S)
 # Modules of the visible package that only grading needs: the loaders of hidden cases' inputs
 # (engine.register_resource), which the verification's sandbox must rebuild and sees no hidden
 # module to import them. Loaded there with the checks (Course.check_packages, the verification's
@@ -148,19 +149,6 @@ class Course:
 def read_notebook(path: Path) -> nbformat.NotebookNode:
     """Read a notebook as nbformat v4."""
     return nbformat.read(str(path), as_version=4)
-
-
-def hidden_lines(nb) -> list[str]:
-    """Non-trivial source lines inside hidden-test blocks (must never reach a student)."""
-    lines = []
-    for cell in nb.cells:
-        for block in HIDDEN_BLOCK.findall(cell.source if cell.cell_type == "code" else ""):
-            lines += [
-                ln.strip()
-                for ln in block.splitlines()
-                if len(ln.strip()) > 8 and not ln.strip().startswith("#")
-            ]
-    return lines
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -1171,8 +1171,8 @@ class Grader:
         from nbgrader.api import Gradebook
 
         from autograde.course import read_notebook
+        from autograde.inside.sanitize import inert_student_cells
         from autograde.rubric import with_rubrics
-        from autograde.sanitize import inert_student_cells
 
         course_dir = work / "course"
         scores = {}

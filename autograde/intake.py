@@ -5,10 +5,10 @@ A submission is hostile input even before any of it runs: JSON nested 100,000 de
 makes the similarity matching quadratic, or source that makes the static scan's parser take
 gigabytes. So the grader never parses it itself. ``intake(...)`` runs ``python -m
 autograde.inside.intake`` under an address-space and CPU limit and a wall-clock deadline, and reads
-back one framed message through autograde.boundary: either the rebuilt notebook (autograde.sanitize)
-with its repair notes and the static scan's flags, or a status with a detail: ``invalid_notebook``
-(not a notebook, too large, too deep, unparseable) or ``wrong_assignment`` (it is recognisably
-another assignment's notebook).
+back one framed message through autograde.boundary: either the rebuilt notebook
+(autograde.inside.sanitize) with its repair notes and the static scan's flags, or a status with a
+detail: ``invalid_notebook`` (not a notebook, too large, too deep, unparseable) or
+``wrong_assignment`` (it is recognisably another assignment's notebook).
 """
 
 from __future__ import annotations

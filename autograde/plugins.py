@@ -81,8 +81,8 @@ class FeedbackSafe(NbGraderPreprocessor):
     """
 
     def preprocess(self, nb, resources):
+        from autograde.inside.sanitize import inert_student_cells
         from autograde.rubric import strip_rubrics
-        from autograde.sanitize import inert_student_cells
 
         # the student's own markdown and raw cells (a written answer, a note) shown as the text they
         # typed: nbgrader's feedback template renders markdown without nbconvert's sanitizer

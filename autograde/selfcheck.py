@@ -211,7 +211,7 @@ def _stage_notebooks(course: Course, assignments: list[str], subs: Path) -> list
     its release notebooks under SUBS/untouched; problems if a stripped copy rebuilds differently."""
     import nbformat
 
-    from autograde.sanitize import rebuild
+    from autograde.inside.sanitize import rebuild
 
     problems = []
     for a in assignments:

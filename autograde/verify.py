@@ -479,9 +479,9 @@ def verify_notebook(
     """Run the submission's answers in a fresh sandbox and judge every check of its graded cells
     here.
 
-    notebook_json: the rebuilt submission (autograde.sanitize), sent to the child on its standard
-    input. step_timeout: seconds each of the student's cells, and each check's calls, may run (as
-    nbgrader's cell timeout), so that one endless loop costs only its own answer.
+    notebook_json: the rebuilt submission (autograde.inside.sanitize), sent to the child on its
+    standard input. step_timeout: seconds each of the student's cells, and each check's calls, may
+    run (as nbgrader's cell timeout), so that one endless loop costs only its own answer.
     skip_cells: indices of cells not to run, as in the kernel (they killed it, or ignored its
     interrupt): a cell that crashes its process would otherwise cost every answer here, not only its
     own. sandboxed: False only for `grade --no-sandbox` (then the child is a plain process with the

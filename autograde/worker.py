@@ -88,7 +88,7 @@ def main(jobdir: str) -> int:
     from nbgrader.utils import temp_attrs
 
     from autograde.course import hidden_lines
-    from autograde.sanitize import feedback_safe
+    from autograde.inside.sanitize import feedback_safe
 
     root = Path(jobdir)
     job = json.loads((root / "job.json").read_text())

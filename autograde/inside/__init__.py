@@ -21,10 +21,10 @@ values, check
 
 The whole folder is mounted read-only into every sandbox (autograde.verify.course_sandbox), with
 autograde/__init__.py and course_lib/. Its modules import nothing but the standard library, the
-notebook libraries (nbformat, nbclient, ipykernel, IPython, torch, numpy) and course_lib (the intake
-child also the grader's own readers, autograde.sanitize and autograde.scan: it runs in no sandbox),
-and the trusted side imports from here only the entry points' names below, ``wire``, ``codec`` and
-``cells`` (autograde/tests/test_layout.py holds both rules).
+notebook libraries (nbformat, nbclient, ipykernel, IPython, torch, numpy) and course_lib, and the
+trusted side imports from here only the entry points' names below, ``wire``, ``codec``, ``cells``
+and the readers of a submission's text, ``sanitize`` and ``scan``, which the intake child and the
+grader both use (autograde/tests/test_layout.py holds both rules).
 This file imports nothing: the trusted side reads the names without running any module of the
 package.
 """

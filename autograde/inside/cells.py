@@ -9,6 +9,8 @@ entry points' names (autograde/tests/test_layout.py): standard library only.
 
 from __future__ import annotations
 
+import re
+
 DEMO_TAG = "demo"
 # Line magics that change nothing an answer computes and that the verification turns into no-ops, as
 # it does shell lines (`!nvidia-smi`) and automagic: a notebook that says them is read as plain
@@ -51,3 +53,19 @@ def norm(src: str) -> str:
     cell (autograde.intake.fingerprints in the grader, autograde.inside.intake._identify in the
     intake child)."""
     return "\n".join(line.rstrip() for line in src.strip().splitlines())
+
+
+HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n?(.*?)### END HIDDEN TESTS", re.S)
+
+
+def hidden_lines(nb) -> list[str]:
+    """Non-trivial source lines inside hidden-test blocks (must never reach a student)."""
+    lines = []
+    for cell in nb.cells:
+        for block in HIDDEN_BLOCK.findall(cell.source if cell.cell_type == "code" else ""):
+            lines += [
+                ln.strip()
+                for ln in block.splitlines()
+                if len(ln.strip()) > 8 and not ln.strip().startswith("#")
+            ]
+    return lines

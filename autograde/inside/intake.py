@@ -4,13 +4,11 @@ hostile).
 
 Reads the job (the release notebook, the assignment, the known fingerprints, the rules) and the
 submitted bytes from standard input; parses them leniently, rebuilds the nbgrader metadata from the
-release (autograde.sanitize.rebuild), reads the text (autograde.scan: flags, tampering;
-course_lib.checks.rules: forbidden calls, stub answers) and writes one framed message
-(autograde.inside.wire) that autograde.intake checks field by field.
-
-It reads with the grader's own readers (autograde.sanitize, autograde.scan), which the grader also
-runs in its own process: the one import outside this package, and the only module of it that no
-sandbox runs (autograde/tests/test_layout.py names the exception).
+release (sanitize.rebuild), reads the text (scan: flags, tampering; course_lib.checks.rules:
+forbidden calls, stub answers) and writes one framed message (wire) that autograde.intake checks
+field by field. Its readers, autograde.inside.sanitize and autograde.inside.scan, are the grader's
+own too (selfcheck rebuilds notebooks, feedback pages are made inert with them); it is the only
+module of this package that no sandbox runs.
 """
 
 from __future__ import annotations
@@ -86,7 +84,7 @@ def _rebuilt(raw: bytes, job: dict) -> Any:
     """(notebook, notes) rebuilt on the release, or the reply that says why it cannot be."""
     import nbformat
 
-    from autograde.sanitize import InvalidNotebook, parse_submission, rebuild
+    from autograde.inside.sanitize import InvalidNotebook, parse_submission, rebuild
 
     try:
         cells = parse_submission(raw)
@@ -133,7 +131,7 @@ def _scanned(nb: Any, job: dict) -> tuple[list[str], list[str]]:
     """(flags for the instructor, tampering) of the notebook's cells."""
     import nbformat
 
-    from autograde.scan import scan_notebook, tampering
+    from autograde.inside.scan import scan_notebook, tampering
 
     flags = scan_notebook(nb)
     release = nbformat.reads(job["release"], as_version=4)

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from autograde import boundary
-from autograde.sanitize import InvalidNotebook, parse_submission
+from autograde.inside.sanitize import InvalidNotebook, parse_submission
 
 FUZZ = settings(
     max_examples=300,

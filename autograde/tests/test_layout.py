@@ -36,13 +36,17 @@ NOTEBOOK_LIBRARIES = {
 }
 # the modules of autograde/inside/ that the trusted side may import (besides the package's
 # entry-point names)
-SHARED = {"autograde.inside.wire", "autograde.inside.cells", "autograde.inside.codec"}
+SHARED = {
+    "autograde.inside.wire",
+    "autograde.inside.cells",
+    "autograde.inside.codec",
+    # the readers of a submission's text: the intake child's, and the grader's own (selfcheck
+    # rebuilds notebooks, feedback pages are made inert)
+    "autograde.inside.sanitize",
+    "autograde.inside.scan",
+}
 # autograde/inside/__init__.py: strings only
 ENTRY_NAMES = {"RUNNER", "KERNEL", "RELAY", "INTAKE", "ENTRY_POINTS"}
-# The intake child runs under prlimit with the checkout on its path, in no sandbox: it reads with
-# the grader's own readers, which the grader also runs in-process (selfcheck rebuilds notebooks;
-# scan is the reading's rules).
-LIMITED_CHILD_READERS = {"autograde.inside.intake": {"autograde.sanitize", "autograde.scan"}}
 # answers and bugs written as students would, not harness code
 NOT_HARNESS = {"tests", "inside", "bugzoo", "alternatives", "equivalent_mutants"}
 
@@ -76,7 +80,6 @@ def _inside_allowed(module: str, importer: str) -> bool:
         or top == "course_lib"
         or module == "autograde.inside"
         or module.startswith("autograde.inside.")
-        or module in LIMITED_CHILD_READERS.get(importer, ())
     )
 
 
@@ -105,15 +108,15 @@ def test_the_inside_package_imports_only_the_standard_library_notebook_libraries
 def test_the_modules_both_sides_share_import_only_the_standard_library_and_the_check_engine():
     # what the grader imports from autograde/inside/ runs no student code and pulls in nothing of
     # the rest (the codec decodes tensors and arrays: torch and numpy, imported when a value holds
-    # one)
+    # one; the readers read notebooks with nbformat and the rules' reading of text)
     bad = [
         f"{path.relative_to(REPO)}:{line}: {module}"
         for path in _inside_files()
         if _module(path) in SHARED
         for module, _, line in _imports(path)
-        if module.split(".")[0] not in {*sys.stdlib_module_names, "torch", "numpy"}
+        if module.split(".")[0] not in {*sys.stdlib_module_names, "torch", "numpy", "nbformat"}
         and module not in SHARED
-        and module != "course_lib.checks.engine"
+        and module not in ("course_lib.checks.engine", "course_lib.checks.rules")
     ]
     assert not bad, bad
 
@@ -184,14 +187,11 @@ def test_the_sandbox_mounts_the_whole_inside_folder_so_no_module_of_it_can_be_mi
         p for p in _inside_files() if any(p == m or m in p.parents for m in map(Path, readonly))
     ]
     assert mounted == _inside_files() and len(mounted) >= 7
-    # and every module of the harness an inside module imports lies in the mount (the intake child
-    # aside: no sandbox)
+    # and every module of the harness an inside module imports lies in the mount
     for path in _inside_files():
         for module, names, _ in _imports(path):
             for m in [module] if module != "autograde" else [f"autograde.{n}" for n in names]:
-                if m.startswith("autograde") and m not in LIMITED_CHILD_READERS.get(
-                    _module(path), ()
-                ):
+                if m.startswith("autograde"):
                     spec = importlib.util.find_spec(m)
                     assert spec is not None and spec.origin is not None, m
                     assert any(

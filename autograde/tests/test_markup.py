@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from autograde.sanitize import inert_markdown, inert_student_cells
+from autograde.inside.sanitize import inert_markdown, inert_student_cells
 
 PIECES = [
     '<img src=x onerror="window.p=1">',

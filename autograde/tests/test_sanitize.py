@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from autograde.course import nbg
-from autograde.sanitize import InvalidNotebook, feedback_safe, parse_submission, rebuild
+from autograde.inside.sanitize import InvalidNotebook, feedback_safe, parse_submission, rebuild
 from autograde.tests.fixture import source_notebook
 
 
@@ -287,7 +287,7 @@ def test_a_byte_order_mark_before_the_json_is_read_as_the_same_notebook():
     """A notebook saved with a UTF-8 byte-order mark (as some Windows editors write) was refused as
     invalid_notebook, the student's work lost. RFC 8259 lets a parser ignore it; the cells are the
     same."""
-    from autograde.sanitize import parse_submission
+    from autograde.inside.sanitize import parse_submission
 
     raw = json.dumps(
         {

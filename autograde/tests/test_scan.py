@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from autograde.course import REPO
-from autograde.scan import scan_notebook, scan_source, tampering
+from autograde.inside.scan import scan_notebook, scan_source, tampering
 
 ATTACKS = {
     "np.allclose = lambda *a, **k: True": "assigns np.allclose",
@@ -439,13 +439,13 @@ def test_every_attribute_named_like_a_refused_module_is_listed():
     import json
     import subprocess
 
-    from autograde.scan import ATTRIBUTES_NAMED_LIKE_MODULES
+    from autograde.inside.scan import ATTRIBUTES_NAMED_LIKE_MODULES
 
     probe = """
 import json, sys, types, warnings
 warnings.simplefilter("ignore")
 import torch, torch.nn.functional, numpy, tiktoken, matplotlib.pyplot, tqdm, psutil
-from autograde.scan import _allowed_import, _module_names
+from autograde.inside.scan import _allowed_import, _module_names
 print(json.dumps(sorted(f"{name}.{k}" for name, m in list(sys.modules.items())
       if isinstance(m, types.ModuleType) and _allowed_import(name)
       and not any(p.startswith("_") for p in name.split("."))
@@ -745,7 +745,7 @@ def test_the_absent_imports_are_absent_where_notebooks_are_graded():
     reviewed and moved to the allowed list or taken off."""
     import importlib.util
 
-    from autograde.scan import ABSENT_IMPORTS
+    from autograde.inside.scan import ABSENT_IMPORTS
 
     def installed(name: str) -> bool:
         try:

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from autograde.course import HIDDEN_BLOCK, hidden_lines, nbg
+from autograde.inside.cells import HIDDEN_BLOCK, hidden_lines, nbg
 
 _VALID_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
 # top-level names an answer cell defines
