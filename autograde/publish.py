@@ -138,9 +138,8 @@ def student_colab_module(text: str, url: str | None) -> str:
     placeholder."""
     note = (
         '"""Placeholder: the course\'s git URL. Replace OWNER (here, in every notebook\'s first '
-        "cell and in "
-        "README) when\nthe repository is published; `tests/test_colab.py` checks that the three "
-        'agree."""'
+        "cell and in\nREADME) when the repository is published; `tests/test_colab.py` checks that "
+        'the three agree."""'
     )
     if note not in text or PLACEHOLDER_GIT_URL not in text:
         raise ValueError(
