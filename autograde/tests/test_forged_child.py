@@ -414,13 +414,20 @@ def test_a_cell_no_reading_parses_is_not_run_by_the_verification():
     answer in the cell that sets the flag, passes."""
     from autograde.tests.test_watch_record import _reference, _verify
 
+    def prompted(source: str) -> str:  # the same code as typed at a Python console
+        lines = source.rstrip("\n").splitlines()
+        return "\n".join([">>> " + lines[0]] + ["... " + line for line in lines[1:]]) + "\n"
+
     verdict = _verify(
         {
             "softmax": "from __future__ import barry_as_FLUFL\n" + _reference("softmax"),
             "log_softmax": "assert 1 <> 2\n" + _reference("log_softmax"),
+            # control: a cell IPython cleans up before it runs (prompts) is read and run
+            "entropy": prompted(_reference("entropy")),
         }
     )
     assert verdict.error is None, verdict.error
+    assert verdict.cells["test_entropy_visible"] is True, verdict.messages
     assert verdict.cells["test_softmax_visible"] is True, verdict.messages
     assert verdict.cells["test_softmax_hidden"] is True, verdict.messages
     assert "not a function" in verdict.messages["log_softmax"], verdict.messages
