@@ -321,6 +321,9 @@ def main() -> int:
     job = json.loads(sys.stdin.buffer.read())
     # the framed result goes here; the student's code sees a /dev/null standard output
     out_fd = os.dup(1)
+    from autograde.inside import wire
+
+    wire.end_with_reader(out_fd)  # the grader gone: this sandbox goes too
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)

@@ -89,3 +89,24 @@ def take_reply(buf: bytearray, limit: int) -> tuple[list[bytes], bytes | None]:
     elif len(buf) > limit + 32:
         raise Rejected(f"the answers' process sent more than {limit} bytes for one check")
     return side, message
+
+
+def end_with_reader(fd: int) -> None:
+    """End this process when nothing reads ``fd`` any more (a pipe to the grader whose reading end
+    closed: the grader was stopped or killed). A sandbox's first process holds the grader's pipes;
+    without this, a grader stopped with SIGTERM left the verification sandbox running (its cells
+    and calls under their own limits only, minutes each). The first process of a pid namespace
+    ending ends every process in it."""
+    import os
+    import select
+    import threading
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(fd, 0)  # POLLERR and POLLHUP are always reported
+        while True:
+            for _, events in poller.poll():
+                if events & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
+                    os._exit(1)
+
+    threading.Thread(target=watch, name="autograde-reader-watch", daemon=True).start()

@@ -793,3 +793,28 @@ def test_a_dtype_name_from_a_sandbox_is_looked_up_among_torchs_dtypes_only():
         check=True,
     ).stdout
     assert out.split() == ["False"], out
+
+
+def test_a_sandbox_process_ends_when_nothing_reads_its_pipe_any_more():
+    """Seen in session 23: a grader stopped with SIGTERM left a verification sandbox running,
+    reparented to init. The relay and the runner (each its sandbox's first process) now end when
+    the grader's end of their pipe closes. Truth: the child would sleep 60 s and exit 0; it exits 1
+    (the watch fired) once the reading end is closed."""
+    import subprocess
+    import sys
+
+    from autograde.course import REPO
+
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nfrom autograde.inside import wire\nwire.end_with_reader(1)\n"
+            "print('ready', flush=True)\ntime.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert child.stdout.readline() == b"ready\n"
+    child.stdout.close()
+    assert child.wait(timeout=50) == 1
