@@ -469,7 +469,6 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     """The filter for this machine's architecture (struct sock_filter, little-endian), None where
     unknown."""
     import platform
-    import struct
 
     machine = machine or platform.machine()
     if machine not in _SECCOMP_ARCH:
@@ -517,19 +516,9 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
         ("label", "deny"),
         (RET, DENY, None, None),
     ]
-    at: dict = {}
-    insns: list[tuple] = []
-    for entry in body:
-        if entry[0] == "label":
-            at[entry[1]] = len(insns)
-        else:
-            insns.append(entry)
-    out = b""
-    for i, (code, k, jt, jf) in enumerate(insns):
-        out += struct.pack(
-            "<HBBI", code, at[jt] - i - 1 if jt else 0, at[jf] - i - 1 if jf else 0, k
-        )
-    return out
+    from autograde.inside.nospawn import assemble
+
+    return assemble(body)
 
 
 # + the grader's pid + "-": the temporary folder holding its filter file

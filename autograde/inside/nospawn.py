@@ -50,6 +50,14 @@ def program(machine: str | None = None) -> bytes | None:
         ("label", "nosys"),
         (RET, NOSYS, None, None),
     ]
+    return assemble(body)
+
+
+def assemble(body: list[tuple]) -> bytes:
+    """Classic BPF (struct sock_filter, little-endian) from (code, k, jump if true, jump if false)
+    entries whose jumps name labels (None: the next instruction), and ("label", name) entries that
+    mark where a label points. The grader's sandbox filter is built with it too
+    (autograde.sandbox.seccomp_program)."""
     at: dict[str, int] = {}
     insns: list[tuple] = []
     for entry in body:

@@ -44,6 +44,8 @@ SHARED = {
     # rebuilds notebooks, feedback pages are made inert)
     "autograde.inside.sanitize",
     "autograde.inside.scan",
+    # the seccomp filters' assembler (the grader's sandbox filter, the answers' process's)
+    "autograde.inside.nospawn",
 }
 # autograde/inside/__init__.py: strings only
 ENTRY_NAMES = {"RUNNER", "KERNEL", "RELAY", "INTAKE", "ENTRY_POINTS"}

@@ -655,10 +655,7 @@ def test_timing_magics_run_and_are_read_as_the_code_they_time():
     _x` hid a refused import from the tampering scan. The verification now runs a timing magic as
     its statement (rules.plain_cell) and both readings read that same text. Ground truth: the
     relay's own cell runner on a real IPython shell."""
-    import nbformat as nbf
-    from IPython.core.interactiveshell import InteractiveShell
 
-    from autograde.inside.relay import _run_cells, quiet_shell
     from course_lib.checks.rules import notebook_violations
 
     for cell in (
@@ -679,27 +676,8 @@ def test_timing_magics_run_and_are_read_as_the_code_they_time():
         )
         == []
     )
-    shell = InteractiveShell.instance()
-    try:
-        quiet_shell(shell)
-        nb = nbf.v4.new_notebook(
-            cells=[
-                nbf.v4.new_code_cell(c)
-                for c in (helper, honest, "%time log_softmax = _np", "%%time\nz = 3")
-            ]
-        )
-
-        class Limit:
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-        _run_cells(shell, nb, set(), io.StringIO(), Limit)
-        assert shell.user_ns["log_softmax"] is shell.user_ns["_np"] and shell.user_ns["z"] == 3
-    finally:
-        InteractiveShell.clear_instance()
+    ns = _run_in_quiet_shell([helper, honest, "%time log_softmax = _np", "%%time\nz = 3"])
+    assert ns["log_softmax"] is ns["_np"] and ns["z"] == 3
 
 
 def test_an_endless_recursion_costs_the_verification_no_more_than_its_cell():
@@ -756,6 +734,30 @@ def test_the_absent_imports_are_absent_where_notebooks_are_graded():
     assert [m for m in ABSENT_IMPORTS if installed(m)] == []
 
 
+def _run_in_quiet_shell(cells: list[str]) -> dict:
+    """The namespace after the relay's own cell runner ran ``cells`` on a real IPython shell set up
+    as the verification's (relay.quiet_shell)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograde.inside.relay import _run_cells, quiet_shell
+
+    class Limit:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    shell = InteractiveShell.instance()
+    try:
+        quiet_shell(shell)
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        _run_cells(shell, nb, set(), io.StringIO(), Limit)
+        return dict(shell.user_ns)
+    finally:
+        InteractiveShell.clear_instance()
+
+
 E6_FORMS = (
     "\n%%time\nlog_softmax = _np",
     ">>> %%time\n... log_softmax = _np",
@@ -773,32 +775,14 @@ def test_a_timing_magic_after_ipythons_clean_up_is_read_as_the_code_it_runs(cell
     first line, so "\\n%%time\\nBODY" ran BODY and the rules read a string (20/26, unflagged).
     Ground truth: the relay's cell runner on a real IPython shell rebinds the answer; the reading
     sees the rebinding."""
-    from IPython.core.interactiveshell import InteractiveShell
 
-    from autograde.inside.relay import _run_cells, quiet_shell
     from course_lib.checks.rules import notebook_violations
 
     helper = "import numpy as np\n\ndef _np(x):\n    return np.logaddexp(x, x)\n"
     honest = "def log_softmax(x):\n    s = x - x.max()\n    return s - s.exp().sum().log()\n"
     assert notebook_violations([helper, honest, cell], "log_softmax", ["numpy.logaddexp"]), cell
-    shell = InteractiveShell.instance()
-    try:
-        quiet_shell(shell)
-        nb = nbformat.v4.new_notebook(
-            cells=[nbformat.v4.new_code_cell(c) for c in (helper, honest, cell)]
-        )
-
-        class Limit:
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-        _run_cells(shell, nb, set(), io.StringIO(), Limit)
-        assert shell.user_ns["log_softmax"] is shell.user_ns["_np"], cell
-    finally:
-        InteractiveShell.clear_instance()
+    ns = _run_in_quiet_shell([helper, honest, cell])
+    assert ns["log_softmax"] is ns["_np"], cell
 
 
 def test_a_c_loop_written_with_console_prompts_is_flagged_as_without():
