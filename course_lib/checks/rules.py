@@ -254,6 +254,8 @@ def plain_cell(source: str) -> str:
     # IPython looks for magics after its clean-up (leading blank lines dropped, common indentation,
     # `>>> ` and `In [3]: ` prompts): so does this (white-box red team 24, E6: "\n%%time\nBODY" ran
     # BODY, read as a string)
+    if "%" not in source:  # every timing magic starts with one: nothing to do (and no clean-up)
+        return source
     lines, dropped = _cleaned(source.split("\n"))
     changed = False
     while lines and (m := _TIMING_CELL.match(lines[0])):  # %%time, then %%capture inside it ...
