@@ -738,10 +738,9 @@ def _notebooks_listed(job: Job) -> tuple[list[Path], Condition | None]:
         return [], None
 
 
-def _test_entry(cell, name: str, scores: dict, maxes: dict, record: GradeRecord) -> dict:
+def _test_entry(cell, gid: str, name: str, scores: dict, maxes: dict, record: GradeRecord) -> dict:
     """One graded cell's entry in the details record: its points from the trusted pass's
     gradebook, and for a test whether it passed (in the kernel and outside it)."""
-    gid = nbg(cell).get("grade_id")
     auto, needs = scores.get((name, gid), (None, False))
     # only automatic scores count here: manual ones come from the instructor's gradebook (export)
     score = auto if is_autograded_test(cell) else 0.0
@@ -1191,7 +1190,7 @@ class Grader:
                 gid = nbg(cell).get("grade_id")
                 if gid is None or not is_grade(cell):
                     continue
-                entry = _test_entry(cell, name, scores, maxes, record)
+                entry = _test_entry(cell, gid, name, scores, maxes, record)
                 tests.append(entry)
                 total += entry["points"]
             errors = [

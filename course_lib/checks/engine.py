@@ -1401,15 +1401,10 @@ def _call_watched(fn: Callable, args: Any, kwargs: Any, watch: Any, counter: "_S
         if any(t.device.type == "meta" for t in _tensors([args, kwargs]))
         else contextlib.nullcontext()
     )
-    with counter, strict:
-        if watch is None:
-            value = fn(*args, **kwargs)
-            gc.disable()  # again: the answer may have switched the collector on
-            return value
-        with watch:
-            value = fn(*args, **kwargs)
-            gc.disable()
-        return value
+    with counter, strict, watch if watch is not None else contextlib.nullcontext():
+        value = fn(*args, **kwargs)
+        gc.disable()  # again: the answer may have switched the collector on
+    return value
 
 
 def _failed(case: Case, t0: float, error: str) -> Outcome:

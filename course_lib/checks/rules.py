@@ -905,7 +905,7 @@ def _looked_at_ids(trees: Sequence[ast.AST]) -> set[int]:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
-                and node.func.id in LOOKED_AT | {"help", "dir"}
+                and node.func.id in LOOKED_AT_FUNCTIONS
             ):
                 out.update(id(a) for a in node.args)
             elif isinstance(node, ast.FormattedValue):
@@ -1096,6 +1096,8 @@ class _Held:
 LOOKED_AT = frozenset(
     {"print", "repr", "str", "len", "type", "isinstance", "id", "bool", "hash", "format"}
 )
+# what a function may be handed to and still only be looked at (its documentation, its names)
+LOOKED_AT_FUNCTIONS = LOOKED_AT | {"help", "dir"}
 
 
 def _objects_held(trees: Sequence[ast.AST], now: Sequence[ast.AST], scanner: "_Scanner") -> _Held:
