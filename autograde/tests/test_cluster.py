@@ -1,12 +1,13 @@
-"""Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a sequential run, workers
+"""Grading on a Dask cluster (`grade --cluster`), on loopback: same CSV as a local run, workers
 killed.
 
 Cost, measured on the 2-core machine: a graded fixture student costs ~5 s (kernel, verification
 outside it, feedback), a hanging or crashing one ~10 s. 11 mixed submissions (correct, wrong,
-hanging, crashing, attacking, broken) graded sequentially and on 2 Dask worker processes, one of
-them killed mid-task (22 submissions took 294 s, 14 took 160-170 s; cut to keep the suite under 30
-minutes on the project's CI); a worker killed with no retries allowed ~16 s; refusals, the SLURM job
-script and the command line ~20 s.
+hanging, crashing, attacking, broken) graded on 2 local worker threads and on 2 Dask worker
+processes, one of them killed mid-task (22 submissions took 294 s, 14 took 160-170 s; cut to keep
+the suite under 30 minutes on the project's CI; the reference on 2 threads since session 24, it was
+one); a worker killed with no retries allowed ~16 s; refusals, the SLURM job script and the command
+line ~20 s.
 """
 
 from __future__ import annotations
@@ -156,7 +157,8 @@ class Killer(threading.Thread):
 
 @pytest.fixture(scope="module")
 def graded(fx_course, tmp_path_factory):
-    """The class graded sequentially (the reference) and on a 2-process LocalCluster with one worker
+    """The class graded locally on 2 worker threads (the reference; test_grade.py holds that one
+    worker gives the same rows) and on a 2-process LocalCluster with one worker
     killed."""
     from distributed import Client
 
@@ -164,7 +166,7 @@ def graded(fx_course, tmp_path_factory):
     known = _class(fx_course, folder)
     t0 = time.monotonic()
     seq = tmp_path_factory.mktemp("seq")
-    grade(fx_course, folder, seq, workers=1, limits=LIMITS, log=lambda *_: None)
+    grade(fx_course, folder, seq, workers=2, limits=LIMITS, log=lambda *_: None)
     t_seq = time.monotonic() - t0
     out = tmp_path_factory.mktemp("cluster")
     lc = cluster.local_cluster(2, LIMITS)
@@ -185,7 +187,8 @@ def graded(fx_course, tmp_path_factory):
     finally:
         lc.close()
     print(
-        f"\nsequential {t_seq:.1f} s, cluster of 2 {t_cluster:.1f} s for {len(records)} submissions"
+        f"\nlocal pool of 2 {t_seq:.1f} s, cluster of 2 {t_cluster:.1f} s "
+        f"for {len(records)} submissions"
     )
     return {
         "folder": folder,
@@ -198,7 +201,7 @@ def graded(fx_course, tmp_path_factory):
     }
 
 
-def test_cluster_csv_is_byte_identical_to_the_sequential_run(graded):
+def test_cluster_csv_is_byte_identical_to_the_local_run(graded):
     seq, out = graded["seq"], graded["out"]
 
     # byte-identical but for an attacker's status and detail, which depend on timing inside its own
