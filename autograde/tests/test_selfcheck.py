@@ -102,3 +102,26 @@ def test_course_selfcheck(assignment):
     assert selfcheck(Course(), [assignment], workers=2, min_bugs=5, log=lines.append), "\n".join(
         lines
     )
+
+
+def test_mutants_listed_as_equivalent_are_not_run_and_stale_listings_are_reported(tmp_path):
+    from autograde.exercises import exercise_checks
+    from autograde.mutants import equivalents_path, mutation_report
+
+    course = fixture_course(make_course(tmp_path))
+    release(course, log=lambda *_: None)
+    _, by_exercise = exercise_checks(course, ASSIGNMENT)
+    first = mutation_report(course, ASSIGNMENT, by_exercise, log=lambda *_: None)
+    killed = next(v.mutant.key for v in first.verdicts if v.killed)
+    assert first.kill_rate == 1.0 and len(first.counted) == len(first.verdicts) > 1
+    equivalents_path(course, ASSIGNMENT).parent.mkdir(parents=True)
+    equivalents_path(course, ASSIGNMENT).write_text(
+        json.dumps({killed: "listed by hand", "double L9: gone": "no longer generated"})
+    )
+    rep = mutation_report(course, ASSIGNMENT, by_exercise, log=lambda *_: None)
+    listed = [v for v in rep.verdicts if v.mutant.key == killed]
+    assert [(v.killed, v.by, v.seconds) for v in listed] == [
+        (False, "not run: listed as equivalent", 0.0)
+    ]
+    assert len(rep.counted) == len(first.verdicts) - 1 and rep.kill_rate == 1.0
+    assert rep.stale_equivalents() == ["double L9: gone"]
