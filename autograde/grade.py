@@ -61,6 +61,7 @@ from autograde.course import (
     shown,
     write_atomic,
 )
+from autograde.forkserver import ForkServer
 from autograde.grades_csv import write_csv
 from autograde.inside import RUNNER
 from autograde.record import Condition, GradeRecord, Status
@@ -361,10 +362,17 @@ def _take_verdict(verdict, name: str, record: GradeRecord) -> None:
         ]
 
 
-def _run_worker(jobdir: Path, env: dict, deadline: float) -> tuple[int | None, float]:
-    """Run the worker; (exit code or None if the wall-clock limit struck, CPU seconds of it and its
-    children)."""
+def _run_worker(
+    jobdir: Path, env: dict, deadline: float, server: ForkServer | None = None
+) -> tuple[int | None, float]:
+    """Run the worker, forked by ``server`` where it can, else as a plain process; (exit code or
+    None if the wall-clock limit struck, CPU seconds of it and its children)."""
     import subprocess
+
+    if server is not None and server.serves(env):
+        ran = server.run(jobdir, env, deadline, _kill_tree)
+        if ran is not None:
+            return ran
 
     with open(jobdir / "worker.log", "ab") as log:
         p = subprocess.Popen(
@@ -662,7 +670,7 @@ def _trusted_pass(grader: "Grader", ctx: JobContext) -> None:
         release_notebooks[n] = str(p)
     (work / "job.json").write_text(json.dumps(job_spec))
     allowed = max(ctx.deadline - time.monotonic(), TRUSTED_PASS_MIN_S)
-    rc, cpu = _run_worker(work, grader._env(work), time.monotonic() + allowed)
+    rc, cpu = _run_worker(work, grader._env(work), time.monotonic() + allowed, grader.forkserver)
     record.extra.setdefault("worker_seconds", {})["trusted_pass_cpu"] = round(cpu, 2)
     if rc is None:
         return ctx.stop(
@@ -791,6 +799,8 @@ class Grader:
         self.deadlines = deadlines.Deadlines()
         # Gradescope's run: the course file with Gradescope's word
         self._given_deadlines = given_deadlines
+        # the trusted passes' processes, while run() runs (autograde.forkserver)
+        self.forkserver: ForkServer | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -1232,6 +1242,18 @@ class Grader:
         records."""
         (self.out / ".work").mkdir(parents=True, exist_ok=True)
         records: dict[tuple[str, str], dict] = {}
+        try:
+            self.forkserver = ForkServer(self._env(self.out / ".work"))
+        except OSError:  # then each trusted pass starts its own process
+            self.forkserver = None
+        try:
+            return self._run(jobs, records, workers, force)
+        finally:
+            if self.forkserver is not None:
+                self.forkserver.close()
+                self.forkserver = None
+
+    def _run(self, jobs: list[Job], records: dict, workers: int, force: bool) -> list[dict]:
 
         def one(job: Job) -> None:
             rec = self.grade_one(job, force=force)

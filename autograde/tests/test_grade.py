@@ -459,13 +459,31 @@ def test_feedback_never_shows_hidden_tests(graded):
     assert "double_hidden: failed on some of its 3 cases" in wrong
 
 
-def test_one_worker_gives_the_same_results_and_reruns_reuse_them(graded, tmp_path):
+def test_one_worker_gives_the_same_results_and_reruns_reuse_them(graded, tmp_path, monkeypatch):
+    """... and a trusted pass in a plain process gives what the fork server's gave (the graded
+    class used autograde.forkserver; this run has none)."""
+    from autograde import grade as grade_module
+
     course, folder, out, _, _, _ = graded
     subset = tmp_path / "subset"
     for s in ("correct", "wrong"):
         shutil.copytree(folder / s, subset / s)
     out1 = tmp_path / "out1"
+    plain = []
+    real = grade_module._run_worker
+
+    def no_server(*_):
+        raise OSError("no fork server")
+
+    def counted(jobdir, env, deadline, server=None):
+        plain.append(server is None)
+        return real(jobdir, env, deadline, server)
+
+    monkeypatch.setattr(grade_module, "ForkServer", no_server)
+    monkeypatch.setattr(grade_module, "_run_worker", counted)
     grade(course, subset, out1, workers=1, limits=LIMITS, log=lambda *_: None)
+    monkeypatch.undo()
+    assert plain == [True, True]
     rows2 = [r for r in _rows(out / "grades.csv") if r["student"] in ("correct", "wrong")]
     assert _rows(out1 / "grades.csv") == rows2
     for s in ("correct", "wrong"):
@@ -474,6 +492,8 @@ def test_one_worker_gives_the_same_results_and_reruns_reuse_them(graded, tmp_pat
         # it covers the check modules, which may differ in time
         a.pop("fingerprint"), b.pop("fingerprint")
         assert a == b
+        pages = [(o / "feedback" / s / "fx" / "fx.html").read_text() for o in (out1, out)]
+        assert pages[0] == pages[1] and "double" in pages[0]
     # a rerun reuses every result (nothing is regraded) and writes the same CSV
     text = (out1 / "grades.csv").read_text()
     timings = (out1 / "timings.jsonl").read_text()
@@ -786,10 +806,11 @@ def test_the_trusted_pass_gets_what_is_left_of_the_wall_clock_and_a_stopped_one_
 
     real, allowed = grade_module._run_worker, []
 
-    def stopped_at_once(jobdir, env, deadline):
+    def stopped_at_once(jobdir, env, deadline, server=None):
         allowed.append(deadline - _time.monotonic())
-        # the deadline has passed as it starts: the real kill path
-        return real(jobdir, env, _time.monotonic())
+        # the deadline has passed as it starts: the real kill path (of the fork server's child)
+        assert server is not None and server.serves(env)
+        return real(jobdir, env, _time.monotonic(), server)
 
     monkeypatch.setattr(grade_module, "_run_worker", stopped_at_once)
     submit(tmp_path / "subs", "s", student_notebook(fx_course, CORRECT))
