@@ -21,9 +21,18 @@ NEUTRAL_MAGICS = frozenset(
     # a notebook's settings and looks around (white-box red team 24, F6: `%config
     # InlineBackend.figure_format = 'retina'` failed every check of an honest notebook)
     | {"config", "env", "set_env", "pwd", "ls", "xmode", "history", "debug"}
+    # the editor's and debugger's switches, a look back, a profile of a call (its statement does
+    # not run here: nothing it binds reaches the checks), a fresh start (white-box red team 25,
+    # F1/F3: each failed every check of an honest notebook)
+    | {"autosave", "hist", "pdb", "tb", "reset", "colors", "doctest_mode", "prun"}
+    | {"page", "psource", "pfile", "notebook", "recall", "store"}
 )
-# cell magics whose body is not Python (notes, pictures): nothing in the verification
-NEUTRAL_CELL_MAGICS = frozenset({"html", "markdown", "latex", "svg", "javascript", "js"})
+# cell magics whose body is not Python (notes, pictures) or runs in another program (a shell, which
+# the answers' process cannot start: inside.nospawn): nothing in the verification
+NEUTRAL_CELL_MAGICS = frozenset(
+    {"html", "markdown", "latex", "svg", "javascript", "js"}
+    | {"bash", "sh", "script", "perl", "ruby"}
+)
 
 
 def nbg(cell) -> dict:

@@ -75,7 +75,12 @@ TEXT_PATTERNS = {  # label -> (regex, why)
         r"input_transformers|ast_transformers|register_transformer",
         "rewrites later cells before they run",
     ),
-    "sys.modules": (r"sys\.modules", "edits the module table"),
+    # (not a membership test that ends the expression: `"google.colab" in sys.modules`)
+    "sys.modules": (
+        r"sys\.modules(?!\s*(?:$|[):,\]]|\bor\b|\band\b|\bif\b|\belse\b))"
+        r"|(?<!\bin )(?<!\bin  )sys\.modules",
+        "edits the module table",
+    ),
     "gradebook": (r"gradebook|\.db\b", "mentions the gradebook"),
     "solutions/ or source/": (
         r"solutions/|/source/|autograded/",
@@ -593,6 +598,7 @@ ABSENT_IMPORTS = (
     "google.colab",
 )
 ALLOWED_IMPORTS = {
+    "unittest",
     "torch",
     "numpy",
     "math",
@@ -658,6 +664,8 @@ ALLOWED_IMPORTS = {
     # writes is). Refused, they zeroed an honest notebook (white-box red team 24, F1)
     *ABSENT_IMPORTS,
 }
+# tables an answer may ask `name in table` of, and nothing else (_Reading._excepted_chains)
+MEMBERSHIP_ONLY = {"sys.modules"}
 # what evaluates a string as code or looks an object up by a dotted name, inside the allowed modules
 STRING_EVALUATORS = {
     "typing.get_type_hints",
@@ -736,6 +744,20 @@ def _allowed_import(name: str) -> bool:
 # Modules an answer may import whose other names run strings as code or look objects up by a dotted
 # name (functools.singledispatch* call typing.get_type_hints, which evaluates string annotations:
 # threat model, white-box red team 21, B1): an answer may use these names of theirs and no other.
+HF_PROCESSORS = (
+    "TopKLogitsWarper",
+    "TopPLogitsWarper",
+    "MinPLogitsWarper",
+    "TemperatureLogitsWarper",
+    "TypicalLogitsWarper",
+    "EpsilonLogitsWarper",
+    "EtaLogitsWarper",
+    "LogitsProcessor",
+    "LogitsWarper",
+    "LogitsProcessorList",
+    "RepetitionPenaltyLogitsProcessor",
+    "NoRepeatNGramLogitsProcessor",
+)
 MODULE_NAMES = {
     # white-box red team 23, D5: `import IPython` for IPython.display, and 03's self-test against
     # Hugging Face's own sampling steps (the exercises' rules still keep them out of every answer)
@@ -753,19 +775,24 @@ MODULE_NAMES = {
         "format_exception",
         "format_exception_only",
     },
-    "transformers": {
-        "TopKLogitsWarper",
-        "TopPLogitsWarper",
-        "MinPLogitsWarper",
-        "TemperatureLogitsWarper",
-        "TypicalLogitsWarper",
-        "EpsilonLogitsWarper",
-        "EtaLogitsWarper",
-        "LogitsProcessor",
-        "LogitsWarper",
-        "LogitsProcessorList",
-        "RepetitionPenaltyLogitsProcessor",
-        "NoRepeatNGramLogitsProcessor",
+    "transformers": set(HF_PROCESSORS)
+    # the same classes where the course's own comparison cell imports them from (white-box red
+    # team 25, F6)
+    | {f"generation.{path}{n}" for path in ("", "logits_process.") for n in HF_PROCESSORS},
+    # a self-test in the standard shape (white-box red team 25, F1); not unittest.mock, which
+    # replaces any object by its dotted name
+    "unittest": {
+        "TestCase",
+        "main",
+        "TextTestRunner",
+        "TestLoader",
+        "defaultTestLoader",
+        "TestSuite",
+        "FunctionTestCase",
+        "skip",
+        "skipIf",
+        "skipUnless",
+        "expectedFailure",
     },
     "functools": {
         "partial",
@@ -888,7 +915,8 @@ def _module_name_refused(full: str) -> str | None:
     """The part of a dotted name outside MODULE_NAMES (``functools.singledispatchmethod``), or
     None."""
     root, _, rest = full.partition(".")
-    if root in MODULE_NAMES and rest:
+    # a version string reaches nothing (white-box red team 25, F2: print(IPython.__version__))
+    if root in MODULE_NAMES and rest and rest != "__version__":
         # an entry may be a dotted path (IPython's core.display.HTML)
         if not any(rest == a or rest.startswith(a + ".") for a in MODULE_NAMES[root]):
             return f"{root}.{rest.split('.')[0]}"
@@ -936,6 +964,7 @@ def _not_allowed(full: str, names: list[str], inside: bool) -> str | None:
 # the libraries)
 ATTRIBUTES_NAMED_LIKE_MODULES = {
     "os.stat",
+    "unittest.loader.fnmatch",  # the function, imported from its module
     "torch.select",
     "torch.trace",
     "torch.chunk",
@@ -1234,6 +1263,15 @@ class _Reading:
                 while isinstance(inner, ast.Attribute):  # np.lib and np.lib.stride_tricks alike
                     out.add(id(inner))
                     inner = inner.value
+                if isinstance(inner, ast.Name):  # `import numpy.testing as npt`: npt.assert_...
+                    out.add(id(inner))
+            # `"google.colab" in sys.modules` asks a yes-or-no question of the table and holds
+            # nothing of it (white-box red team 25, F1: the usual Colab test zeroed an honest
+            # notebook)
+            if isinstance(n, ast.Compare) and all(
+                isinstance(o, (ast.In, ast.NotIn)) for o in n.ops
+            ):
+                out |= {id(c) for c in n.comparators if self.resolved(c) in MEMBERSHIP_ONLY}
         return out
 
     def _looked_at(self) -> tuple[set[int], set[int], set[int]]:
@@ -1464,7 +1502,13 @@ class _Reading:
             and not self.resolved(node).startswith(ALLOWED_ASSIGNMENTS)
         ):
             self.add(node, f"rebinds {self.resolved(node)}")
-        elif isinstance(node.ctx, (ast.Store, ast.Del)) and self._patched(node.value):
+        elif (
+            isinstance(node.ctx, (ast.Store, ast.Del))
+            and self._patched(node.value)
+            # torch's switches are settings, not code (white-box red team 25, F2: the
+            # reproducibility idiom `torch.backends.cudnn.deterministic = True` zeroed a notebook)
+            and not self.resolved(node).startswith(ALLOWED_ASSIGNMENTS)
+        ):
             self.add(
                 node,
                 f"rebinds .{node.attr} of a library's object or of a class reached at run time",
@@ -1521,9 +1565,22 @@ class _Reading:
                 self.add(node, f"import {name.split('.')[0]}")
             elif getattr(node, "level", 0) or not _allowed_import(name):
                 self.add(node, f"import {name} (not among the modules an answer may use)")
-            elif any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS) and not (
-                isinstance(node, ast.ImportFrom)
-                and all(f"{name}.{a.name}" in EVALUATOR_EXCEPTIONS for a in node.names)
+            elif isinstance(node, ast.Import) and (refused := _module_name_refused(name)):
+                self.add(
+                    node, f"import {name} ({refused} is not among the names an answer may use)"
+                )
+            elif (
+                any(name == e or name.startswith(e + ".") for e in STRING_EVALUATORS)
+                and not (
+                    isinstance(node, ast.ImportFrom)
+                    and all(f"{name}.{a.name}" in EVALUATOR_EXCEPTIONS for a in node.names)
+                )
+                and not (
+                    # `import numpy.testing as npt`: each use of npt is read as its own name
+                    # (white-box red team 25, F3)
+                    isinstance(node, ast.Import)
+                    and any(e.startswith(name + ".") for e in EVALUATOR_EXCEPTIONS)
+                )
             ):
                 self.add(node, f"import {name} (runs or looks up code by a string)")
         if isinstance(node, ast.ImportFrom):

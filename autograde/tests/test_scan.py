@@ -301,6 +301,16 @@ REACHING_IN = [
     "import os\nos.eventfd_write(w, 1)",
     "from os import posix_spawnp",
     "import os\nos.register_at_fork(after_in_child=f)",
+    # white-box red team 25's allowances, kept narrow: the module table only asked `in`, numpy's
+    # testing module only for its assertions, unittest without mock
+    "import sys\nmods = [m for m in sys.modules]",
+    'import sys\nt = sys.modules["torch"]',
+    'import sys\nok = "a" in sys.modules["torch"].__dict__',
+    "import numpy.testing as npt\nf = npt",
+    "import numpy.testing as npt\nnpt.build_err_msg",
+    "import unittest.mock",
+    "from unittest import mock",
+    'import unittest\nunittest.mock.patch("torch.softmax")',
     # B5: identifiers Python reads as their NFKC form (fullwidth letters), past patterns that read
     # the raw text
     "from course_lib.checks import \uff45\uff4e\uff47\uff49\uff4e\uff45",
@@ -314,6 +324,26 @@ REACHING_IN_ACROSS_CELLS = [
     ("import sys as s", "s.settrace(None)"),
 ]
 HONEST = [
+    # white-box red team 25 (F1-F3, F6): the Colab test, a unittest self-test, a shell cell, the
+    # editor's and debugger's magics, torch's reproducibility switches, a version printed, numpy's
+    # assertions under an alias, Hugging Face's processors where the course imports them from
+    'import sys\nIN_COLAB = "google.colab" in sys.modules',
+    'import sys\nif "google.colab" not in sys.modules:\n    print("local")',
+    "import unittest\nclass T(unittest.TestCase):\n    def test_sum(self):\n"
+    "        self.assertAlmostEqual(1.0, 1.0)\nunittest.main(argv=[''], exit=False)",
+    '%%bash\nnvidia-smi || echo "no GPU"',
+    "%reset -f",
+    "%autosave 60",
+    "%hist -n -l 3",
+    "%prun -l 5 softmax(x)",
+    "%tb",
+    "%pdb on",
+    "torch.backends.cudnn.deterministic = True\ntorch.backends.cudnn.benchmark = False",
+    "torch.backends.cuda.matmul.allow_tf32 = False",
+    "import IPython\nprint(IPython.__version__)",
+    "import numpy.testing as npt\nnpt.assert_allclose(softmax(x), ref, rtol=1e-5)",
+    "from transformers.generation.logits_process import TopKLogitsWarper\nw = "
+    "TopKLogitsWarper(top_k=3)",
     # white-box red team 24 (F1): exploration imports of data and plotting packages the grading
     # environment does not have (they fail in the kernel; test_the_absent_imports_are_absent)
     "import pandas as pd\ndf = pd.DataFrame({'token': [1, 2]})\ndf",
@@ -640,9 +670,19 @@ def test_the_verification_runs_no_automagic_shell_line_or_neutral_magic(tmp_path
             "%xmode Plain",
             f"%%html\n<b>{marker}</b>",
             f"%%javascript\nconsole.log('{marker}')",
+            # white-box red team 25, F1/F3: nothing of these runs, %reset empties nothing
+            f"%%bash\ntouch {marker}",
+            f"%%script bash\ntouch {marker}",
+            "%reset -f",
+            f"%prun -q open('{marker}', 'w')",
+            "%autosave 60",
+            "%pdb on",
+            "%tb",
+            "%hist -n -l 3",
         ):
             result = shell.run_cell(line)
             assert result.success and not marker.exists(), line
+        assert shell.user_ns["config"] == {"t": 0.7}  # %reset -f emptied nothing
         assert list(shell.user_ns["out"]) == []
         assert "QUIET_SHELL_MARKER" not in os.environ
     finally:
