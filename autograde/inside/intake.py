@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from autograde.inside import wire
-from autograde.inside.cells import is_autograded_test, is_demo
+from autograde.inside.cells import is_autograded_test, is_demo, is_solution
 from autograde.inside.cells import norm as _norm
 
 # the course's notebooks have < 150 cells and < 200 KB of source: a submission far past that is not
@@ -154,7 +154,13 @@ def _rules_read(nb: Any, job: dict, tamper: list[str]) -> dict[str, list[str]]:
     """{check: why its rule is broken} from the text of what the verification runs."""
     import nbformat
 
-    from course_lib.checks.rules import answer_is_stub, course_statements, notebook_violations
+    from course_lib.checks.rules import (
+        answer_is_stub,
+        course_statements,
+        given_names,
+        notebook_violations,
+        rebinds,
+    )
 
     # what the kernel and the verification run; without the cells the verification was told to
     # skip (a cell that killed the kernel or hung: white-box red team 23, D12: read as the answer,
@@ -177,12 +183,21 @@ def _rules_read(nb: Any, job: dict, tamper: list[str]) -> dict[str, list[str]]:
     )
     release = nbformat.reads(job["release"], as_version=4)
     course = course_statements([c.source for c in release.cells if c.cell_type == "code"])
+    # what the course gives, not the stubs it asks for (solution cells)
+    given = given_names(
+        [c.source for c in release.cells if c.cell_type == "code" and not is_solution(c)]
+    )
     found: dict[str, list[str]] = {}
     for name, (exercise, forbidden) in job["rules"].items():
         try:
             found[name] = [
                 v.message() for v in notebook_violations(answers, exercise, forbidden, course)
             ] + reaching
+            if exercise in given and rebinds(answers, exercise, course):
+                found[name].append(
+                    f"{exercise} is the course's own (a given cell: do not edit it), and your "
+                    "notebook binds the name again: the check would run yours"
+                )
             if answer_is_stub(answers, exercise):
                 # whatever values the process sends for it: a cell elsewhere can answer the calls
                 found[name].append(

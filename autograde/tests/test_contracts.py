@@ -1115,3 +1115,39 @@ def test_looking_at_a_forbidden_function_is_not_keeping_it():
         assert notebook_violations(
             ["import torch\n", cell, answer], "softmax", list(SOFTMAX_FORBIDDEN)
         ), cell
+
+
+def test_a_given_helper_bound_again_by_the_notebook_breaks_its_checks_rule():
+    """White-box red team 25 (E7): 01's embedding check calls run_embedding_layer, a helper of the
+    course's locked cell; a cell of the notebook bound it again to a formula while EmbeddingLayer
+    stayed the stub, and earned 3 points (22/28 vs the stub's 19/28). The grader's reading now fails
+    the check when the notebook binds a given name in any statement that is not the course's own.
+    Controls: the course's own cell (run again or copied verbatim) and other exercises' names."""
+    import nbformat
+
+    from autograde.course import REPO
+    from autograde.inside.cells import is_solution
+    from course_lib.checks.rules import course_statements, given_names, rebinds
+
+    release = nbformat.read(
+        str(REPO / "notebooks" / "01_pipeline_trace" / "01_pipeline_trace.ipynb"), as_version=4
+    )
+    code = [c.source for c in release.cells if c.cell_type == "code"]
+    given = given_names(
+        [c.source for c in release.cells if c.cell_type == "code" and not is_solution(c)]
+    )
+    course = course_statements(code)
+    assert "run_embedding_layer" in given and "EmbeddingLayer" not in given
+    helper = next(s for s in code if "def run_embedding_layer" in s)
+    assert not rebinds(code, "run_embedding_layer", course)  # the release itself
+    assert not rebinds([*code, helper], "run_embedding_layer", course)  # the cell copied
+    for cell in (
+        "def run_embedding_layer(tok, pos, ids):\n    return tok[ids] + pos[: ids.shape[-1]]",
+        "run_embedding_layer = lambda tok, pos, ids: tok[ids] + pos[: ids.shape[-1]]",
+        "from math import fsum as run_embedding_layer",
+        "for run_embedding_layer in [print]:\n    pass",
+        "def f():\n    global run_embedding_layer\n    run_embedding_layer = print\nf()",
+        "(run_embedding_layer := print)",
+    ):
+        assert rebinds([*code, cell], "run_embedding_layer", course), cell
+        assert not rebinds([*code, cell], "TransformerBlock", course), cell

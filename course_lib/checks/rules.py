@@ -1314,6 +1314,44 @@ def answer_is_stub(cells: Sequence[str], function: str) -> bool:
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
+def given_names(release_cells: Sequence[str]) -> frozenset[str]:
+    """The functions and classes the course's own code cells define at top level (a helper the
+    checks call, such as 01's run_embedding_layer)."""
+    out = set()
+    for source in release_cells:
+        _, tree = _cell_tree(source)
+        for node in getattr(tree, "body", []) if tree is not None else []:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(node.name)
+    return frozenset(out)
+
+
+def rebinds(cells: Sequence[str], name: str, course: frozenset[str]) -> bool:
+    """Whether a cell binds ``name`` anywhere (a def, a class, an import, an assignment target, a
+    ``global`` of it) in a statement that is not one of the course's own (``course_statements``):
+    a check that calls a helper the course gives would run the notebook's instead (white-box red
+    team 25, E7: 01's run_embedding_layer bound again to a formula, with EmbeddingLayer left as the
+    stub, earned the exercise)."""
+    for source in cells:
+        _, tree = _cell_tree(source)
+        for st in getattr(tree, "body", []) if tree is not None else []:
+            if ast.dump(st) in course:
+                continue
+            for node in ast.walk(st):
+                if (
+                    (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store))
+                    and node.id == name
+                    or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                    and node.name == name
+                    or isinstance(node, ast.alias)
+                    and (node.asname or node.name.split(".")[0]) == name
+                    or isinstance(node, (ast.Global, ast.Nonlocal))
+                    and name in node.names
+                ):
+                    return True
+    return False
+
+
 def _string_code(cells: Sequence[str], scanner: "_Scanner") -> list[Violation]:
     """Every call anywhere in the notebook that runs a string as code (STRING_CODE)."""
     out: list[Violation] = []
