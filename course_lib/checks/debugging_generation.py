@@ -618,6 +618,9 @@ PF_COST_SMALL, PF_COST_LARGE = (
     "cost: V = 50, two rows of 80 ids",
     "cost: V = 5000, two rows of 8000 ids",
 )
+# capped at COST_CAP_LINES: a ratio alone can be met by padding the small case (white-box red team
+# 25, E3: a Python loop over the history kept the visible points by padding to 40,000 lines)
+PF_COST_CAP = "cost: V = 50, two rows of 20000 ids"
 
 
 def _pf_cost_cases() -> list[Case]:
@@ -626,7 +629,11 @@ def _pf_cost_cases() -> list[Case]:
     r holds (i + 17 r) % m at position i; each token's count over positions prompt_len.. is the
     length of an arithmetic progression."""
     cases = []
-    for label, V, L in ((PF_COST_SMALL, 50, 80), (PF_COST_LARGE, 5000, 8000)):
+    for label, V, L in (
+        (PF_COST_SMALL, 50, 80),
+        (PF_COST_LARGE, 5000, 8000),
+        (PF_COST_CAP, 50, 20000),
+    ):
         m, p, kw = V - 10, 3, {"presence": 0.5, "frequency": 0.25, "prompt_len": 3}
         hist = torch.tensor([[(i + 17 * r) % m for i in range(L)] for r in range(2)])
         want = torch.zeros(2, V, dtype=torch.float64)
@@ -801,7 +808,9 @@ CHECKS = [
         "presence_frequency_penalty",
         _pf_cases,
         logits_match(rtol=1e-6, atol=1e-6),
-        contract=Contract(cost=(PF_COST_SMALL, PF_COST_LARGE, 2.0)),
+        contract=Contract(
+            cost=(PF_COST_SMALL, PF_COST_LARGE, 2.0), cost_cap=((PF_COST_CAP, COST_CAP_LINES),)
+        ),
         hint="print your [B, V] counts for a small batch next to a hand count of the generated "
         "tokens only; presence applies once per seen token, frequency once per occurrence (look up "
         "Tensor.scatter_add_).",
