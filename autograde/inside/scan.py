@@ -77,7 +77,7 @@ TEXT_PATTERNS = {  # label -> (regex, why)
     ),
     # (not a membership test that ends the expression: `"google.colab" in sys.modules`)
     "sys.modules": (
-        r"sys\.modules(?!\s*(?:$|[):,\]]|\bor\b|\band\b|\bif\b|\belse\b))"
+        r"sys\.modules(?!\s*(?:$|[\n):,\]]|\bor\b|\band\b|\bif\b|\belse\b))"
         r"|(?<!\bin )(?<!\bin  )sys\.modules",
         "edits the module table",
     ),

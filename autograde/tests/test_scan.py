@@ -328,6 +328,7 @@ HONEST = [
     # editor's and debugger's magics, torch's reproducibility switches, a version printed, numpy's
     # assertions under an alias, Hugging Face's processors where the course imports them from
     'import sys\nIN_COLAB = "google.colab" in sys.modules',
+    'import sys\nIN_COLAB = "google.colab" in sys.modules  # am I on Colab?\nprint(IN_COLAB)',
     'import sys\nif "google.colab" not in sys.modules:\n    print("local")',
     "import unittest\nclass T(unittest.TestCase):\n    def test_sum(self):\n"
     "        self.assertAlmostEqual(1.0, 1.0)\nunittest.main(argv=[''], exit=False)",

@@ -49,6 +49,8 @@ PARTIAL = [  # (assignment, bug-zoo entry, a label fragment of the visible case 
     ("02_logits_softmax", "sequence_logprob__one_pass_per_prefix", "one pass over the whole text"),
     ("02_logits_softmax", "probs_at_temperature__float32_at_T0", "float64 logits at T=0"),
     ("05_debugging_generation", "presence_frequency_penalty__python_loop_over_history", "cost:"),
+    # white-box red team 25, E4: 03's "No Python loop over tokens", counted in lines
+    ("03_sampling", "penalize_repeats__python_loop_over_history", "cost:"),
     # white-box red team 25, E3: the ratio alone is met by padding; the 40,000-id case's cap is not
     (
         "05_debugging_generation",

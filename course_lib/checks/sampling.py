@@ -930,62 +930,113 @@ def _penalty_cases() -> list[Case]:
     z = torch.tensor([2.0, -1.0, 0.5, 3.0])
     ids = lambda *v: torch.tensor(v, dtype=torch.long)  # noqa: E731
     cmp = filtered(rtol=1e-6)
-    return [
-        Case(
-            (z, ids(0, 1), 2.0),
-            label="[2, -1, 0.5, 3], seen {0, 1}, penalty 2: positive / 2, negative * 2",
-            expected=torch.tensor([1.0, -2.0, 0.5, 3.0]),
-            compare=cmp,
-        ),
-        Case(
-            (z, ids(0, 0, 0), 2.0),
-            label="a token seen 3 times is penalised once",
-            expected=torch.tensor([1.0, -1.0, 0.5, 3.0]),
-            compare=cmp,
-        ),
-        Case(
-            (z, ids(), 2.0), label="no previous tokens: unchanged", expected=z.clone(), compare=cmp
-        ),
-        Case(
-            (z, ids(0, 1, 2, 3), 1.0), label="penalty 1: unchanged", expected=z.clone(), compare=cmp
-        ),
-        Case(
-            (torch.tensor([0.0, 1.0]), ids(0, 1), 2.0),
-            label="a logit of 0 stays 0",
-            expected=torch.tensor([0.0, 0.5]),
-            compare=cmp,
-        ),
-        Case(
-            (z, ids(0, 1), 0.5),
-            label="penalty 0.5 < 1 boosts seen tokens",
-            expected=torch.tensor([4.0, -0.5, 0.5, 3.0]),
-            compare=cmp,
-        ),
-        Case(
-            (torch.stack([z, z]), torch.tensor([[0, 1], [3, 3]]), 2.0),
-            label="batch: each row has its own history",
-            expected=torch.tensor([[1.0, -2.0, 0.5, 3.0], [2.0, -1.0, 0.5, 1.5]]),
-            compare=cmp,
-        ),
-        Case(
-            (torch.tensor([-math.inf, 1.0, 4.0]), ids(0, 2), 2.0),
-            label="-inf stays -inf",
-            expected=torch.tensor([-math.inf, 1.0, 2.0]),
-            compare=cmp,
-        ),
-        Case(
-            (z.half(), ids(3), 2.0),
-            label="float16 stays float16",
-            expected=torch.tensor([2.0, -1.0, 0.5, 1.5]).half(),
-            compare=cmp,
-        ),
-        Case(
-            (z, [1, 3], 2.0),
-            label="previous ids given as a Python list",
-            expected=torch.tensor([2.0, -2.0, 0.5, 1.5]),
-            compare=cmp,
-        ),
-    ] + raises_case("ValueError", z, ids(0), 0.0, label="penalty 0 must raise ValueError")
+    return (
+        [
+            Case(
+                (z, ids(0, 1), 2.0),
+                label="[2, -1, 0.5, 3], seen {0, 1}, penalty 2: positive / 2, negative * 2",
+                expected=torch.tensor([1.0, -2.0, 0.5, 3.0]),
+                compare=cmp,
+            ),
+            Case(
+                (z, ids(0, 0, 0), 2.0),
+                label="a token seen 3 times is penalised once",
+                expected=torch.tensor([1.0, -1.0, 0.5, 3.0]),
+                compare=cmp,
+            ),
+            Case(
+                (z, ids(), 2.0),
+                label="no previous tokens: unchanged",
+                expected=z.clone(),
+                compare=cmp,
+            ),
+            Case(
+                (z, ids(0, 1, 2, 3), 1.0),
+                label="penalty 1: unchanged",
+                expected=z.clone(),
+                compare=cmp,
+            ),
+            Case(
+                (torch.tensor([0.0, 1.0]), ids(0, 1), 2.0),
+                label="a logit of 0 stays 0",
+                expected=torch.tensor([0.0, 0.5]),
+                compare=cmp,
+            ),
+            Case(
+                (z, ids(0, 1), 0.5),
+                label="penalty 0.5 < 1 boosts seen tokens",
+                expected=torch.tensor([4.0, -0.5, 0.5, 3.0]),
+                compare=cmp,
+            ),
+            Case(
+                (torch.stack([z, z]), torch.tensor([[0, 1], [3, 3]]), 2.0),
+                label="batch: each row has its own history",
+                expected=torch.tensor([[1.0, -2.0, 0.5, 3.0], [2.0, -1.0, 0.5, 1.5]]),
+                compare=cmp,
+            ),
+            Case(
+                (torch.tensor([-math.inf, 1.0, 4.0]), ids(0, 2), 2.0),
+                label="-inf stays -inf",
+                expected=torch.tensor([-math.inf, 1.0, 2.0]),
+                compare=cmp,
+            ),
+            Case(
+                (z.half(), ids(3), 2.0),
+                label="float16 stays float16",
+                expected=torch.tensor([2.0, -1.0, 0.5, 1.5]).half(),
+                compare=cmp,
+            ),
+            Case(
+                (z, [1, 3], 2.0),
+                label="previous ids given as a Python list",
+                expected=torch.tensor([2.0, -2.0, 0.5, 1.5]),
+                compare=cmp,
+            ),
+        ]
+        + raises_case("ValueError", z, ids(0), 0.0, label="penalty 0 must raise ValueError")
+        + (_penalty_cost_cases())
+    )
+
+
+PEN_COST_SMALL, PEN_COST_LARGE, PEN_COST_CAP = (
+    "cost: V = 50, two rows of 40 ids, penalty 2",
+    "cost: V = 5000, two rows of 4000 ids, penalty 2",
+    "cost: V = 50, two rows of 20000 ids, penalty 2",
+)
+# lines a call may run on the capped case: the reference runs a handful, a loop over 40,000 ids at
+# least 40,000 (a ratio alone can be met by padding the small case)
+PEN_COST_CAP_LINES = 16384
+
+
+def _penalty_cost_cases() -> list[Case]:
+    """The text: "No Python loop over tokens" (white-box red team 25, E4: a loop over every row's
+    every id passed every check of 03): the same work, in lines run, for a vocabulary and a history
+    100 times larger, and a 40,000-id history capped in lines. Row r holds (i + 17 r) % m at
+    position i, m = min(V, L); the logit of id j is (j % 7 - 3) / 2, halved when positive and
+    doubled otherwise where j was seen (by a Python set of the row, not a tensor scatter)."""
+    cases = []
+    for label, V, L in (
+        (PEN_COST_SMALL, 50, 40),
+        (PEN_COST_LARGE, 5000, 4000),
+        (PEN_COST_CAP, 50, 20000),
+    ):
+        m = min(V, L)
+        rows = [[(i + 17 * r) % m for i in range(L)] for r in range(2)]
+        z = torch.tensor([[(j % 7 - 3) / 2 for j in range(V)]] * 2)
+        want = z.clone()
+        for r, row in enumerate(rows):
+            for j in set(row):
+                want[r, j] = z[r, j] / 2 if z[r, j] > 0 else z[r, j] * 2
+        cases.append(
+            Case(
+                (z, torch.tensor(rows), 2.0),
+                label=label,
+                expected=want,
+                count_steps=True,
+                compare=filtered(rtol=1e-6),
+            )
+        )
+    return cases
 
 
 def _pipeline_cases() -> list[Case]:
@@ -1358,6 +1409,10 @@ CHECKS = [
         "penalize_repeats",
         _penalty_cases,
         filtered(rtol=1e-6),
+        contract=Contract(
+            cost=(PEN_COST_SMALL, PEN_COST_LARGE, 2.0),
+            cost_cap=((PEN_COST_CAP, PEN_COST_CAP_LINES),),
+        ),
         hint="first decide, per row and without a loop, which entries were seen (which Tensor "
         "method writes "
         "values at given indices?), then let each seen logit's sign pick the formula; once per "
