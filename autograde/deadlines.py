@@ -6,15 +6,19 @@ holds a due
   date per assignment (ISO 8601 with an offset: ``2026-12-14T23:59:00+01:00``), per-student
   extensions, the course's late policy and its grace period, an assignment's own policy where it has
   one (``Deadlines.policy_for``), and the time zone of Moodle's zip member times.
-- When: ``submission_time`` takes the platform's own time and never one the student wrote. In order:
-the record
+- When: ``submission_time`` takes the platform's own time where an import record holds one, and
+  then never one the student wrote. In order: the record
   ``lms-import`` kept (Moodle: the zip member's time; Canvas: ``submitted_at`` from ``--times``,
   autograde/canvas_times.py, else its ``_LATE`` flag only, since Canvas's zip members carry the time
   the zip was made; Gradescope: ``created_at`` of submission_metadata.json,
   autograde/gradescope.py), else nbgrader's exchange (``timestamp.txt`` as ``nbgrader collect``
   placed it), else the notebook file's modification time (last resort, named as such). A student's
   folder that ``lms-import`` filled never has its ``timestamp.txt`` read (test_deadlines.py,
-  test_forged_timestamp_*).
+  test_forged_timestamp_*). Without a record the time is only as good as the collection: nbgrader's
+  default exchange stamps ``timestamp.txt`` in the student's own ``nbgrader submit``, and a folder
+  handed in any other way holds whatever ``timestamp.txt`` and file times the student gave it
+  (white-box red team 25, E8: a forged ``timestamp.txt`` turned 2 days late into on time;
+  docs/threat-model.md, docs/NEXT.md).
 - How late, and the penalty: ``assess`` (the due date plus the student's extension, the grace
 period), ``Policy``.
 - nbgrader keeps it: the grader writes ``timestamp.txt`` (nbgrader's own format) into the throwaway
