@@ -443,6 +443,9 @@ PER_ELEMENT = {"apply_", "map_", "map2_", "frompyfunc", "vectorize"}
 # what makes a sequence as long as a size at run time: range(V), islice(count(), V),
 # torch.arange(V), x.tolist()
 SIZED = {"range", "islice", "count", "repeat", "arange", "tolist"}
+# and an array as long as a size, whatever is made of it next (white-box red team 25, E5:
+# np.flatnonzero(np.ones(V)) and torch.ones(V).cumsum(0) - 1 are the ids 0..V-1)
+SIZED |= {"ones", "zeros", "empty", "full", "indices", "linspace", "ones_like", "zeros_like"}
 
 
 def _range_over_a_size(node: ast.AST, sized: frozenset[str] = frozenset()) -> bool:
@@ -456,6 +459,10 @@ def _range_over_a_size(node: ast.AST, sized: frozenset[str] = frozenset()) -> bo
         return _range_over_a_size(node.value, sized)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # [*range(V)] (white-box red team 22, C4)
         return any(isinstance(e, ast.Starred) and _range_over_a_size(e, sized) for e in node.elts)
+    if isinstance(node, ast.BinOp):  # torch.ones(V).cumsum(0) - 1
+        return _range_over_a_size(node.left, sized) or _range_over_a_size(node.right, sized)
+    if isinstance(node, ast.Subscript):  # np.nonzero(np.ones(V))[0]
+        return _range_over_a_size(node.value, sized)
     if not isinstance(node, ast.Call):
         return False
     name = (
@@ -468,7 +475,10 @@ def _range_over_a_size(node: ast.AST, sized: frozenset[str] = frozenset()) -> bo
         return isinstance(node.func, ast.Attribute) and _range_over_a_size(node.func.value, sized)
     if name in SIZED:
         return name == "count" or any(not isinstance(a, ast.Constant) for a in node.args)
-    return any(_range_over_a_size(a, sized) for a in node.args)
+    # a method of something sized (torch.ones(V).cumsum(0)) is sized
+    return any(_range_over_a_size(a, sized) for a in node.args) or (
+        isinstance(node.func, ast.Attribute) and _range_over_a_size(node.func.value, sized)
+    )
 
 
 # Ways to reach an object without writing its name (issue 37: names built at run time hid a forger's

@@ -587,6 +587,10 @@ def test_red_team_18s_builtin_vocabulary_loops_are_flagged_and_honest_builtins_a
         "vocab = list(range(V))\nvocab.sort(key=follow.__contains__, reverse=True)",
         "def _keep(s, r):\n    return list(filter(s.__contains__, r))\n\n\nhit = _keep(follow, "
         "range(V))",
+        # white-box red team 25, E5: the ids 0..V-1 made without range or arange
+        "mask = list(map(seen.__contains__, np.flatnonzero(np.ones(V))))",
+        "mask = list(map(seen.__contains__, (torch.ones(V).cumsum(0) - 1).tolist()))",
+        "mask = list(map(seen.__contains__, np.nonzero(np.ones(logits.shape[-1]))[0]))",
     ]
     for src in looped:
         assert any("over range(<a size>)" in f for f in scan_source(src)), src
