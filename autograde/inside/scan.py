@@ -1104,6 +1104,12 @@ DESCRIPTOR_NAMES = {
 
 
 TRACING = {"sys.settrace", "sys.setprofile", "sys.gettrace", "sys.getprofile", "sys.monitoring"}
+# the collector the engine keeps off while it counts and watches a call, and code it runs when it
+# decides: a finalizer run by a collection that starts inside the counter's or the watch's callback
+# is neither counted nor watched (white-box red team 25, E10/E11: gc reached as
+# torch.cuda.graphs.gc, switched on, a loop in a __del__)
+COLLECTOR = {"gc.enable", "gc.set_threshold", "gc.unfreeze", "gc.freeze", "gc.callbacks"}
+COLLECTOR |= {"weakref.finalize"}
 # torch's protocols for running code whenever a tensor is used: a result that computes itself after
 # the checked call, where no watch or counter is on (threat model, white-box red team 21, B10)
 TENSOR_HOOKS = {
@@ -1394,6 +1400,13 @@ class _Reading:
                 and node.name in TENSOR_HOOKS
             ):
                 self.add(node, f"defines {node.name} (a tensor that runs code whenever it is used)")
+            elif (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                or isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Store)
+            ) and getattr(node, "name", getattr(node, "id", "")) == "__del__":
+                # code the collector runs when it decides (COLLECTOR)
+                self.add(node, "defines __del__ (a finalizer: the collector runs it unseen)")
             # the same hooks bound without a def (`__array_ufunc__ = f` in a class body) or by
             # name (`setattr(C, "__array_ufunc__", f)`, `type("C", (), {...})`)
             elif isinstance(node, ast.Name) and node.id in TENSOR_HOOKS:
@@ -1476,6 +1489,8 @@ class _Reading:
             self.add(node, f"{full} (reaches objects without naming them)")
         elif any(n in TRACING for n in names):
             self.add(node, f"{full} (the tracing the cost checks count lines with)")
+        elif any(n in COLLECTOR for n in names) or (rooted and "gc" in full.split(".")[1:]):
+            self.add(node, f"{full} (the garbage collector the checks keep off while they count)")
         elif (
             id(node) in self.excepted
             or full in EVALUATOR_EXCEPTIONS

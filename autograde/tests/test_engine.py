@@ -788,6 +788,57 @@ def test_work_done_as_the_answer_s_objects_die_is_watched_and_counted():
     assert "loud" in out.error
 
 
+def test_an_answer_that_switches_the_collector_on_is_caught_by_the_counter_and_the_watch():
+    """White-box red team 25 (E10/E11): the engine keeps the collector off for a call; an answer
+    that switched it on again (gc reached as torch.cuda.graphs.gc) with a threshold of 1 made the
+    next allocation inside the line counter's or the watch's callback collect a cycle whose
+    __del__ looped over the vocabulary (or used a forbidden class) where CPython pauses tracing:
+    a 49,152-step loop counted as 14 lines. Now the counter's case is an error and the watch records
+    a rule as soon as either callback finds the collector on. Control: the same answer without the
+    switch: no error, no rule, and its finalizer's loop counted in the tail."""
+    import gc
+
+    import torch
+
+    from course_lib.checks.engine import Case, call_cases
+    from course_lib.checks.trace import COLLECTOR_RULE
+
+    def answer(x, switch=True):
+        box = {}
+
+        class Later:
+            def __del__(self):
+                box["n"] = sum(1 for _ in range(50_000))
+
+        job = Later()
+        job.me = job
+        del job
+        if switch:
+            gc.set_threshold(1)
+            gc.enable()
+        y = x * 2
+        gc.set_threshold(700)
+        return y
+
+    x = torch.ones(3)
+    try:
+        [counted] = call_cases(answer, [Case((x,), label="c", count_steps=True)])
+        assert counted.error and "garbage collector" in counted.error, counted
+        [watched] = call_cases(answer, [Case((x,), label="w")], forbidden=("torch.softmax",))
+        assert COLLECTOR_RULE in watched.forbidden, watched
+        [plain] = call_cases(
+            lambda x: answer(x, switch=False),
+            [Case((x,), label="c", count_steps=True)],
+            forbidden=("torch.softmax",),
+        )
+        # the cycle is collected in the tail, counted (test above)
+        assert plain.error is None and plain.forbidden == [] and plain.steps >= 50_000, plain
+    finally:
+        gc.set_threshold(700)
+        gc.enable()
+    assert gc.isenabled()
+
+
 def test_an_honest_call_keeps_its_count_and_its_value_through_the_tail():
     """The tail adds a few of the engine's lines to a count, not a measure of the answer: an honest
     vectorised call is counted as before (within a few lines) and its value is the same tensor's

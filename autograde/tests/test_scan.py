@@ -301,6 +301,13 @@ REACHING_IN = [
     "import os\nos.eventfd_write(w, 1)",
     "from os import posix_spawnp",
     "import os\nos.register_at_fork(after_in_child=f)",
+    # white-box red team 25, E10/E11: the collector switched on (under another module's name) and
+    # finalizers, which a collection inside the counter's or the watch's callback runs unseen
+    "import torch\ntorch.cuda.graphs.gc.enable()",
+    "import torch\ncollector = torch.cuda.graphs.gc",
+    "import gc\ngc.set_threshold(1)",
+    "class Later:\n    def __del__(self):\n        pass",
+    "import weakref\nweakref.finalize(object(), print)",
     # white-box red team 25's allowances, kept narrow: the module table only asked `in`, numpy's
     # testing module only for its assertions, unittest without mock
     "import sys\nmods = [m for m in sys.modules]",

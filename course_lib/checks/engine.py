@@ -1284,6 +1284,11 @@ def _call(
                 caught = None
             held.clear()
         outcome.steps = counter.steps
+        if counter.collector and outcome.error is None:
+            outcome.error = (
+                "your function switched the garbage collector on while its lines were counted: "
+                "work a finalizer does then is not counted"
+            )
         if watch is not None and outcome.error is None:
             outcome.forbidden = sorted(watch.seen)
         return outcome
@@ -1448,6 +1453,12 @@ class _StepCounter:
         self.on, self.steps, self._before = on, -1, None
         self._report, self._label, self._next = report, label, STEPS_REPORTED_FROM
         self._told = report
+        # the collector found on while counting (switched off again at once): see _trace
+        self.collector = False
+        # returned by _trace as it is, not made anew per event: an allocation there could start a
+        # collection inside the trace function (white-box red team 25, E10)
+        self._bound = self._trace
+        self._collector_on, self._collector_off = gc.isenabled, gc.disable
 
     def restart(self, told: bool = True) -> None:
         """Count a new call from zero (a case repeated keeps the last call's count), telling
@@ -1456,6 +1467,13 @@ class _StepCounter:
         self._report = self._told if told else None
 
     def _trace(self, frame, event, arg):
+        if self._collector_on():
+            # _call switches the collector off for the call; switched on again by the answer
+            # (gc is reachable under other modules' names), a collection that starts inside this
+            # function runs finalizers where CPython pauses tracing: their lines are never counted
+            # (white-box red team 25, E10: a vocabulary loop in a __del__ passed every cost cap)
+            self._collector_off()
+            self.collector = True
         if event == "line":
             self.steps += 1
             if self.steps == self._next and self._report is not None:
@@ -1463,7 +1481,7 @@ class _StepCounter:
                 # does to ``steps`` changes nothing the grader already has
                 self._next <<= 1
                 self._report(self._label, self.steps)
-        return self._trace
+        return self._bound
 
     def __enter__(self) -> "_StepCounter":
         if self.on:

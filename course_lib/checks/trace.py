@@ -23,6 +23,7 @@ ufunc called directly).
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import importlib.util
 import os
@@ -105,6 +106,7 @@ def _package_dirs(package: str) -> tuple[str, ...]:
 
 SPAWN_RULE = "a new thread or process (the checks cannot watch work done there)"
 OFF_RULE = "switching off the checks' watch"
+COLLECTOR_RULE = "the garbage collector switched on while the checks watch (finalizers run unseen)"
 
 # What takes a call out of the dispatch mode's sight (_disable_current_modes and
 # DisableTorchFunction, reached through names built from strings: test_trace.py): seen when called
@@ -188,6 +190,7 @@ def rule_names(forbidden: Sequence[str]) -> frozenset[str]:
         [
             *forbidden,
             SPAWN_RULE,
+            COLLECTOR_RULE,
             *(f"{OFF_RULE} ({x})" for x in levers),
             *(f"torch's {op.lstrip('_')} kernel" for op in ops),
         ]
@@ -342,8 +345,18 @@ class Watch:
             self.dirs,
         )
         dispatch_off, mode = self._dispatch_off, self._mode
+        collector_on, collector_off = gc.isenabled, gc.disable
+        # only where the collector was off when the watch began (the engine's calls), not around
+        # code that runs with it on anyway
+        guard = not gc.isenabled()
 
         def on_call(frame, event, arg) -> None:
+            if guard and collector_on():
+                # the engine switches the collector off for the call: switched on again, a
+                # collection could run inside this hook, where CPython pauses profiling, and a
+                # finalizer's code would run unseen (white-box red team 25, E11)
+                collector_off()
+                record(COLLECTOR_RULE)
             if mode is not None and event in ("call", "c_call") and dispatch_off():
                 # code outside torch (and outside these checks) runs while the operators go
                 # unwatched: whatever it calls next could be the forbidden kernel. torch's own code
