@@ -34,6 +34,13 @@ ATTENTION_FORBIDDEN = (
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.MultiheadAttention",
     "torch.nn.functional.multi_head_attention_forward",
+    # the library's layers that hold one as an attribute (white-box red team 25, E11:
+    # TransformerEncoderLayer(...).self_attn)
+    "torch.nn.TransformerEncoderLayer",
+    "torch.nn.TransformerDecoderLayer",
+    "torch.nn.TransformerEncoder",
+    "torch.nn.TransformerDecoder",
+    "torch.nn.Transformer",
 )
 
 _TEXTS = [

@@ -1058,8 +1058,19 @@ def test_attention_by_multiheadattentions_own_functional_breaks_the_attention_ru
     )
     visible = next(c for c in v01.CHECKS if c.name == "causal_attention").forbidden
     hidden04 = next(c for c in h04.CHECKS if c.name == "attend_with_cache_hidden").forbidden
+    # white-box red team 25 (E11): the MultiheadAttention a library layer holds (self_attn)
+    layer = (
+        "import torch\n"
+        "_enc = torch.nn.TransformerEncoderLayer(d_model=4, nhead=1, batch_first=True)\n"
+        "def causal_attention(q, k, v):\n"
+        "    T = q.shape[-2]\n"
+        "    mask = torch.ones(T, T, dtype=torch.bool).triu(1)\n"
+        "    _, w = _enc.self_attn(q, k, v, need_weights=True, attn_mask=mask)\n"
+        "    return w @ v\n"
+    )
     for rules in (visible, h01.ATTENTION_FORBIDDEN, hidden04):
         assert notebook_violations([attack], "causal_attention", list(rules)), rules
+        assert notebook_violations([layer], "causal_attention", list(rules)), rules
         assert notebook_violations([honest], "causal_attention", list(rules)) == [], rules
 
 

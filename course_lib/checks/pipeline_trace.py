@@ -658,6 +658,13 @@ CHECKS = [
             "torch.nn.MultiheadAttention",
             # what nn.MultiheadAttention.forward runs (white-box red team 24, E2)
             "torch.nn.functional.multi_head_attention_forward",
+            # the library's layers that hold one as an attribute (white-box red team 25, E11:
+            # TransformerEncoderLayer(...).self_attn)
+            "torch.nn.TransformerEncoderLayer",
+            "torch.nn.TransformerDecoderLayer",
+            "torch.nn.TransformerEncoder",
+            "torch.nn.TransformerDecoder",
+            "torch.nn.Transformer",
         ),
         hint="print the shape after each of the three steps (scores must be [..., T, T]): is the "
         "mask applied "
