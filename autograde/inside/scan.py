@@ -606,9 +606,11 @@ ABSENT_IMPORTS = (
     "statsmodels",
     "tabulate",
     "google.colab",
+    "einops",  # white-box red team 25, F7 (screened): `try: from einops import rearrange`
 )
 ALLOWED_IMPORTS = {
     "unittest",
+    "typing_extensions",
     "torch",
     "numpy",
     "math",
@@ -919,6 +921,10 @@ MODULE_NAMES = {
         "_exit",
     },
 }
+
+
+# the same names from typing_extensions (white-box red team 25, screened with F7)
+MODULE_NAMES["typing_extensions"] = set(MODULE_NAMES["typing"])
 
 
 def _module_name_refused(full: str) -> str | None:

@@ -349,6 +349,8 @@ HONEST = [
     "torch.backends.cudnn.deterministic = True\ntorch.backends.cudnn.benchmark = False",
     "torch.backends.cuda.matmul.allow_tf32 = False",
     "import IPython\nprint(IPython.__version__)",
+    "try:\n    from einops import rearrange\nexcept ImportError:\n    rearrange = None",
+    "from typing_extensions import Literal",
     "import numpy.testing as npt\nnpt.assert_allclose(softmax(x), ref, rtol=1e-5)",
     "from transformers.generation.logits_process import TopKLogitsWarper\nw = "
     "TopKLogitsWarper(top_k=3)",
