@@ -1375,9 +1375,19 @@ CHECKS = [
     Check(
         "penalize_repeats_hidden",
         "penalize_repeats",
-        lambda: _penalty_cases() + _penalty_extra() + _generated("penalize_repeats_hidden"),
+        lambda: (
+            _penalty_cases()
+            + _penalty_extra()
+            + _generated("penalize_repeats_hidden")
+            # "No Python loop over tokens", counted here too (white-box red team 25, E4)
+            + _visible._penalty_cost_cases()
+        ),
         filtered(rtol=1e-6),
-        contract=Contract(meta=True),
+        contract=Contract(
+            meta=True,
+            cost=(_visible.PEN_COST_SMALL, _visible.PEN_COST_LARGE, 2.0),
+            cost_cap=((_visible.PEN_COST_CAP, _visible.PEN_COST_CAP_LINES),),
+        ),
         hint="seen tokens (per row, once each): positive / penalty, else * penalty.",
     ),
     Check(
