@@ -981,6 +981,9 @@ def _not_allowed(full: str, names: list[str], inside: bool) -> str | None:
 ATTRIBUTES_NAMED_LIKE_MODULES = {
     "os.stat",
     "unittest.loader.fnmatch",  # the function, imported from its module
+    # tqdm's own module for notebooks, named like Jupyter's package (white-box red team 25, F11:
+    # `from tqdm.notebook import tqdm` zeroed an honest 05)
+    "tqdm.notebook",
     "torch.select",
     "torch.trace",
     "torch.chunk",

@@ -2,8 +2,9 @@
 
 - the same grades.csv, details and feedback pages as a plain process per job:
   test_grade.py::test_one_worker_gives_the_same_results_and_reruns_reuse_them;
-- a wall-clock stop kills the forked worker; the server ends with the grader's pipe and takes its
-  children with it (a worker blocked on a FIFO: ~3 s).
+- a wall-clock stop kills the forked worker; the server ends with the grader's pipe (a grader or a
+  Dask worker that died) and takes its children with it (a worker blocked on a FIFO: ~3 s); the
+  cluster's rows, byte for byte a local run's: test_cluster.py.
 """
 
 from __future__ import annotations

@@ -351,6 +351,7 @@ HONEST = [
     "import IPython\nprint(IPython.__version__)",
     "try:\n    from einops import rearrange\nexcept ImportError:\n    rearrange = None",
     "from typing_extensions import Literal",
+    "from tqdm.notebook import tqdm\nfor _ in tqdm(range(3)):\n    pass",
     "import numpy.testing as npt\nnpt.assert_allclose(softmax(x), ref, rtol=1e-5)",
     "from transformers.generation.logits_process import TopKLogitsWarper\nw = "
     "TopKLogitsWarper(top_k=3)",
