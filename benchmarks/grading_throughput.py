@@ -6,6 +6,8 @@ side by side.
     python benchmarks/grading_throughput.py --workers 4 --repeat 2
     python benchmarks/grading_throughput.py --per-student --students 3   # every real assignment, on
     one core
+    python benchmarks/grading_throughput.py --forkserver --students 6 --repeat 2   # trusted pass
+    forked (autograde.forkserver) vs a plain process per job, interleaved
 
 --per-student grades every real assignment with one worker pinned to one core (the process and all
 its children: sandboxes, kernels, verification) and prints the wall seconds per student-notebook
@@ -186,6 +188,59 @@ def per_student(
     return 0
 
 
+def forkserver_ab(course: Course, subs: Path, work: Path, repeat: int, limits: Limits) -> int:
+    """The trusted pass forked from autograde.forkserver against a plain process per job: the same
+    class graded locally with one worker, the two interleaved (plain, forked, plain, ...), the best
+    wall of each kept; prints wall s per student-notebook, the trusted pass's median CPU seconds and
+    the ratios."""
+    import autograde.grade as grade_module
+    from autograde.grade import grade
+
+    real_server = grade_module.ForkServer
+
+    def no_server(env):
+        raise OSError("benchmark: plain processes")
+
+    best: dict[str, dict] = {}
+    for rep in range(repeat):
+        for mode in ("plain", "forked"):
+            grade_module.ForkServer = real_server if mode == "forked" else no_server
+            out = work / f"out-{mode}"
+            shutil.rmtree(out, ignore_errors=True)
+            t0 = time.perf_counter()
+            records = grade(course, subs, out, workers=1, limits=limits, log=lambda *_: None)
+            wall = time.perf_counter() - t0
+            timings = [json.loads(t) for t in (out / "timings.jsonl").read_text().splitlines()]
+            r = {
+                "wall": wall,
+                "n": len(records),
+                "statuses": sorted({x["status"] for x in records}),
+                "cpu": statistics.median(t.get("trusted_pass_cpu", 0.0) for t in timings),
+                "task": statistics.median(t["wall_s"] for t in timings),
+            }
+            print(
+                f"  run {rep + 1}, {mode}: {wall:.1f} s for {r['n']}, statuses {r['statuses']}, "
+                f"trusted pass {r['cpu']:.2f} CPU s per grading",
+                flush=True,
+            )
+            if mode not in best or wall < best[mode]["wall"]:
+                best[mode] = r
+    grade_module.ForkServer = real_server
+    plain, forked = best["plain"], best["forked"]
+    print(
+        "| trusted pass | wall s per student-notebook | its CPU s (median) "
+        "| grading wall s (median) |"
+    )
+    print("|---|---|---|---|")
+    for mode, r in best.items():
+        print(f"| {mode} | {r['wall'] / r['n']:.2f} | {r['cpu']:.2f} | {r['task']:.2f} |")
+    print(
+        f"forked / plain: wall per student {forked['wall'] / plain['wall']:.2f}, trusted pass CPU "
+        f"{forked['cpu'] / max(plain['cpu'], 1e-9):.2f} (one run, interleaved, best of {repeat})"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     p = argparse.ArgumentParser(
@@ -211,9 +266,24 @@ def main(argv: list[str] | None = None) -> int:
         help="with --per-student, as root: move every other process off the measured core for the "
         "run",
     )
+    p.add_argument(
+        "--forkserver",
+        action="store_true",
+        help="the trusted pass forked from one server against a plain process per job, side by "
+        "side",
+    )
     args = p.parse_args(argv)
     tools_beside_python()
     limits = Limits(wall_s=1800, cell_timeout=args.cell_timeout)
+    if args.forkserver:
+        with tempfile.TemporaryDirectory(prefix="grading-forkserver-") as tmp:
+            work = Path(tmp)
+            if args.assignment == "fx":
+                course, subs, _ = fixture(work, args.students)
+            else:
+                course, subs, _ = real(work, args.assignment, args.students)
+            print(f"load average at start: {os.getloadavg()[0]:.2f}")
+            return forkserver_ab(course, subs, work, args.repeat, limits)
     if args.per_student:
         return per_student(
             args.students,
