@@ -48,6 +48,9 @@ REAL = {
     "sample": ("sample_hidden", S._sample_real_cases),
     "sample_next": ("sample_next_hidden", S._sample_next_real_cases),
 }
+# cases added after the real-size ones, absent "before" too: the cost cases (white-box red team 25,
+# E4: a Python loop over every id)
+LATER = {"penalize_repeats_hidden": S._visible._penalty_cost_cases}
 ENTRIES = [
     "greedy__first_8192_ids_only",
     "top_k_filter__k_capped_at_64",
@@ -88,7 +91,7 @@ def _split(registry, check: str, build) -> tuple:
     chk = registry.get(check)
     cases = chk.cases()
     expected = registry.expected_values(check, cases)
-    new = {c.label for c in build()}
+    new = {c.label for c in build()} | {c.label for c in LATER.get(check, list)()}
     assert new and new <= {c.label for c in cases}, (
         f"{check}: its new cases are not among its cases"
     )
