@@ -118,31 +118,13 @@ def preflight(spec: Spec) -> dict:
     return info
 
 
-def _reap_earlier_attempts(spec: Spec, job: Job) -> None:
-    """Kill processes an earlier attempt of this job left on this node when its worker died under
-    it.
-
-    The grading subprocess runs in its own session, so it outlives a killed worker; grade.py tags
-    every process of a job with AUTOGRADE_JOB=<its scratch folder>, named
-    OUT/.work/<student>-<assignment>-*.
-    """
-    import psutil
-
-    prefix = str(spec.out / ".work" / f"{job.student}-{job.assignment}-")
-    for p in psutil.process_iter(["environ"]):
-        try:
-            if (p.info["environ"] or {}).get("AUTOGRADE_JOB", "").startswith(
-                prefix
-            ) and p.pid != os.getpid():
-                p.kill()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-
-
 def grade_task(spec: Spec, job: Job, force: bool) -> dict:
     """One (student, assignment), graded in the worker process exactly as a local run grades it."""
+    # nothing of an earlier attempt whose worker died is left to reap: its sandboxes end when
+    # their pipe to the dead worker closes (wire.end_with_reader), its trusted pass with the
+    # worker's fork server or by PR_SET_PDEATHSIG (test_cluster.py::
+    # test_no_process_outlives_the_cluster_run)
     g = worker_grader(spec)
-    _reap_earlier_attempts(spec, job)
     (g.out / ".work").mkdir(parents=True, exist_ok=True)
     return g.grade_one(job, force=force)
 
@@ -285,19 +267,6 @@ def failed_record(grader: Grader, job: Job, reason: str) -> dict:
     )
 
 
-def _reap_local(out: Path) -> None:
-    """Kill grading processes this machine still runs for OUT (left by a worker killed mid-task)."""
-    import psutil
-
-    prefix = str(out / ".work") + os.sep
-    for p in psutil.process_iter(["environ"]):
-        try:
-            if (p.info["environ"] or {}).get("AUTOGRADE_JOB", "").startswith(prefix):
-                p.kill()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-
-
 def grade_on_cluster(
     course: Course,
     submissions: Path,
@@ -428,7 +397,6 @@ def _grade_on_cluster(
     finally:
         for c in closers:
             c.close()
-        _reap_local(g.out)  # on a remote cluster there is nothing here to reap
         marker.unlink(missing_ok=True)
     write_csv(g.out / "grades.csv", records.values())
     shutil.rmtree(g.out / ".work", ignore_errors=True)

@@ -247,12 +247,17 @@ def test_no_process_outlives_the_cluster_run(graded):
         p for p in psutil.process_iter(["cmdline"]) if RUN_MARK in " ".join(p.info["cmdline"] or [])
     ]
     assert left == []
-    jobs = [
-        p
-        for p in psutil.process_iter(["environ"])
-        if str(graded["out"]) in ((p.info["environ"] or {}).get("AUTOGRADE_JOB") or "")
-    ]
-    assert jobs == []
+    # nor any process of the grading itself: a sandbox, a kernel, a fork server or its worker
+    # (each names OUT's scratch folder in its command line or working folder)
+    out = str(graded["out"])
+    mine = []
+    for p in psutil.process_iter(["cmdline", "cwd"]):
+        try:
+            if out in " ".join(p.info["cmdline"] or []) or out in (p.info["cwd"] or ""):
+                mine.append(p.info)
+        except psutil.Error:
+            pass
+    assert mine == []
 
 
 def test_a_task_whose_workers_keep_dying_is_reported_not_dropped(fx_course, tmp_path):
