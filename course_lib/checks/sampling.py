@@ -930,72 +930,63 @@ def _penalty_cases() -> list[Case]:
     z = torch.tensor([2.0, -1.0, 0.5, 3.0])
     ids = lambda *v: torch.tensor(v, dtype=torch.long)  # noqa: E731
     cmp = filtered(rtol=1e-6)
-    return (
-        [
-            Case(
-                (z, ids(0, 1), 2.0),
-                label="[2, -1, 0.5, 3], seen {0, 1}, penalty 2: positive / 2, negative * 2",
-                expected=torch.tensor([1.0, -2.0, 0.5, 3.0]),
-                compare=cmp,
-            ),
-            Case(
-                (z, ids(0, 0, 0), 2.0),
-                label="a token seen 3 times is penalised once",
-                expected=torch.tensor([1.0, -1.0, 0.5, 3.0]),
-                compare=cmp,
-            ),
-            Case(
-                (z, ids(), 2.0),
-                label="no previous tokens: unchanged",
-                expected=z.clone(),
-                compare=cmp,
-            ),
-            Case(
-                (z, ids(0, 1, 2, 3), 1.0),
-                label="penalty 1: unchanged",
-                expected=z.clone(),
-                compare=cmp,
-            ),
-            Case(
-                (torch.tensor([0.0, 1.0]), ids(0, 1), 2.0),
-                label="a logit of 0 stays 0",
-                expected=torch.tensor([0.0, 0.5]),
-                compare=cmp,
-            ),
-            Case(
-                (z, ids(0, 1), 0.5),
-                label="penalty 0.5 < 1 boosts seen tokens",
-                expected=torch.tensor([4.0, -0.5, 0.5, 3.0]),
-                compare=cmp,
-            ),
-            Case(
-                (torch.stack([z, z]), torch.tensor([[0, 1], [3, 3]]), 2.0),
-                label="batch: each row has its own history",
-                expected=torch.tensor([[1.0, -2.0, 0.5, 3.0], [2.0, -1.0, 0.5, 1.5]]),
-                compare=cmp,
-            ),
-            Case(
-                (torch.tensor([-math.inf, 1.0, 4.0]), ids(0, 2), 2.0),
-                label="-inf stays -inf",
-                expected=torch.tensor([-math.inf, 1.0, 2.0]),
-                compare=cmp,
-            ),
-            Case(
-                (z.half(), ids(3), 2.0),
-                label="float16 stays float16",
-                expected=torch.tensor([2.0, -1.0, 0.5, 1.5]).half(),
-                compare=cmp,
-            ),
-            Case(
-                (z, [1, 3], 2.0),
-                label="previous ids given as a Python list",
-                expected=torch.tensor([2.0, -2.0, 0.5, 1.5]),
-                compare=cmp,
-            ),
-        ]
-        + raises_case("ValueError", z, ids(0), 0.0, label="penalty 0 must raise ValueError")
-        + (_penalty_cost_cases())
-    )
+    cases = [
+        Case(
+            (z, ids(0, 1), 2.0),
+            label="[2, -1, 0.5, 3], seen {0, 1}, penalty 2: positive / 2, negative * 2",
+            expected=torch.tensor([1.0, -2.0, 0.5, 3.0]),
+            compare=cmp,
+        ),
+        Case(
+            (z, ids(0, 0, 0), 2.0),
+            label="a token seen 3 times is penalised once",
+            expected=torch.tensor([1.0, -1.0, 0.5, 3.0]),
+            compare=cmp,
+        ),
+        Case(
+            (z, ids(), 2.0), label="no previous tokens: unchanged", expected=z.clone(), compare=cmp
+        ),
+        Case(
+            (z, ids(0, 1, 2, 3), 1.0), label="penalty 1: unchanged", expected=z.clone(), compare=cmp
+        ),
+        Case(
+            (torch.tensor([0.0, 1.0]), ids(0, 1), 2.0),
+            label="a logit of 0 stays 0",
+            expected=torch.tensor([0.0, 0.5]),
+            compare=cmp,
+        ),
+        Case(
+            (z, ids(0, 1), 0.5),
+            label="penalty 0.5 < 1 boosts seen tokens",
+            expected=torch.tensor([4.0, -0.5, 0.5, 3.0]),
+            compare=cmp,
+        ),
+        Case(
+            (torch.stack([z, z]), torch.tensor([[0, 1], [3, 3]]), 2.0),
+            label="batch: each row has its own history",
+            expected=torch.tensor([[1.0, -2.0, 0.5, 3.0], [2.0, -1.0, 0.5, 1.5]]),
+            compare=cmp,
+        ),
+        Case(
+            (torch.tensor([-math.inf, 1.0, 4.0]), ids(0, 2), 2.0),
+            label="-inf stays -inf",
+            expected=torch.tensor([-math.inf, 1.0, 2.0]),
+            compare=cmp,
+        ),
+        Case(
+            (z.half(), ids(3), 2.0),
+            label="float16 stays float16",
+            expected=torch.tensor([2.0, -1.0, 0.5, 1.5]).half(),
+            compare=cmp,
+        ),
+        Case(
+            (z, [1, 3], 2.0),
+            label="previous ids given as a Python list",
+            expected=torch.tensor([2.0, -2.0, 0.5, 1.5]),
+            compare=cmp,
+        ),
+    ] + raises_case("ValueError", z, ids(0), 0.0, label="penalty 0 must raise ValueError")
+    return cases + _penalty_cost_cases()
 
 
 PEN_COST_SMALL, PEN_COST_LARGE, PEN_COST_CAP = (
