@@ -73,6 +73,13 @@ def real(work: Path, assignment: str, students: int) -> tuple[Course, Path, str]
     return course, work / "submitted", assignment
 
 
+def make_class(work: Path, assignment: str, students: int) -> tuple[Course, Path, str]:
+    """``fixture`` for "fx", else ``real``."""
+    if assignment == "fx":
+        return fixture(work, students)
+    return real(work, assignment, students)
+
+
 def run_once(
     course: Course, subs: Path, out: Path, assignment: str, workers: int, limits: Limits
 ) -> dict:
@@ -278,10 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.forkserver:
         with tempfile.TemporaryDirectory(prefix="grading-forkserver-") as tmp:
             work = Path(tmp)
-            if args.assignment == "fx":
-                course, subs, _ = fixture(work, args.students)
-            else:
-                course, subs, _ = real(work, args.assignment, args.students)
+            course, subs, _ = make_class(work, args.assignment, args.students)
             print(f"load average at start: {os.getloadavg()[0]:.2f}")
             return forkserver_ab(course, subs, work, args.repeat, limits)
     if args.per_student:
@@ -295,10 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at start: {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="grading-throughput-") as tmp:
         work = Path(tmp)
-        if args.assignment == "fx":
-            course, subs, a = fixture(work, args.students)
-        else:
-            course, subs, a = real(work, args.assignment, args.students)
+        course, subs, a = make_class(work, args.assignment, args.students)
         best: dict[int, dict] = {}
         for rep in range(args.repeat):
             for w in (1, args.workers):
