@@ -33,7 +33,6 @@ from pathlib import Path
 import nbformat
 
 from autograde.course import Course, dump_json, hold, is_grade, nbg, shown, write_atomic
-from autograde.forkserver import ForkServer
 from autograde.grade import Grader, Job, Limits, find_jobs
 from autograde.grades_csv import write_csv
 from autograde.record import GradeRecord, Status
@@ -89,12 +88,8 @@ def worker_grader(spec: Spec) -> Grader:
                     "this worker sees other course files, checks or harness code than the caller "
                     "(a different checkout or environment): it must not grade"
                 )
-            # this worker's trusted passes, forked from one server for the worker's life (it ends
-            # with the worker: autograde.forkserver)
-            try:
-                g.forkserver = ForkServer(g._env(spec.out / ".work"))
-            except OSError:
-                g.forkserver = None
+            # for the worker's life: the server ends with the worker (autograde.forkserver)
+            g.start_forkserver()
             _GRADERS[spec] = g
     return g
 

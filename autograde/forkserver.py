@@ -139,11 +139,9 @@ def _child(req: dict) -> None:
 
         tempfile.tempdir = None  # read again from this job's environment
         from autograde import worker
-        from autograde.boundary import limit_memory
 
         worker.T_START = time.perf_counter()
-        limit_memory(worker.DATA_BYTES)
-        rc = worker.main(str(jobdir))
+        rc = worker.run(str(jobdir))
     except SystemExit as e:
         rc = e.code if isinstance(e.code, int) else 1
     except BaseException:

@@ -1240,20 +1240,25 @@ class Grader:
     def run(self, jobs: list[Job], workers: int = 1, force: bool = False) -> list[dict]:
         """Grade all jobs (``workers`` at a time); write grades.csv after each; return the
         records."""
-        (self.out / ".work").mkdir(parents=True, exist_ok=True)
-        records: dict[tuple[str, str], dict] = {}
+        self.start_forkserver()
         try:
-            self.forkserver = ForkServer(self._env(self.out / ".work"))
-        except OSError:  # then each trusted pass starts its own process
-            self.forkserver = None
-        try:
-            return self._run(jobs, records, workers, force)
+            return self._run(jobs, workers, force)
         finally:
             if self.forkserver is not None:
                 self.forkserver.close()
                 self.forkserver = None
 
-    def _run(self, jobs: list[Job], records: dict, workers: int, force: bool) -> list[dict]:
+    def start_forkserver(self) -> None:
+        """Fork this grader's trusted passes from one server from now on (autograde.forkserver);
+        where it cannot start, each pass starts its own process."""
+        try:
+            self.forkserver = ForkServer(self._env(self.out / ".work"))
+        except OSError:
+            self.forkserver = None
+
+    def _run(self, jobs: list[Job], workers: int, force: bool) -> list[dict]:
+        (self.out / ".work").mkdir(parents=True, exist_ok=True)
+        records: dict[tuple[str, str], dict] = {}
 
         def one(job: Job) -> None:
             rec = self.grade_one(job, force=force)

@@ -139,8 +139,14 @@ def main(jobdir: str) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def run(jobdir: str) -> int:
+    """The worker process's life, whether started plainly or forked (autograde.forkserver): its
+    memory limit, then ``main``."""
     from autograde.boundary import limit_memory
 
     limit_memory(DATA_BYTES)
-    sys.exit(main(sys.argv[1]))
+    return main(jobdir)
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1]))
