@@ -1410,10 +1410,12 @@ class _Reading:
             ):
                 self.add(node, f"defines {node.name} (a tensor that runs code whenever it is used)")
             elif (
-                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == "__del__"
                 or isinstance(node, ast.Name)
                 and isinstance(node.ctx, ast.Store)
-            ) and getattr(node, "name", getattr(node, "id", "")) == "__del__":
+                and node.id == "__del__"
+            ):
                 # code the collector runs when it decides (COLLECTOR)
                 self.add(node, "defines __del__ (a finalizer: the collector runs it unseen)")
             # the same hooks bound without a def (`__array_ufunc__ = f` in a class body) or by
